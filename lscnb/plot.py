@@ -1,0 +1,114 @@
+"""The book's figure style, a few plot kinds shared by chapters, and the provenance caption under each figure."""
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+STYLE = {
+    "figure.dpi": 110,
+    "savefig.dpi": 110,
+    "figure.figsize": (7.0, 3.6),
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8.5,
+    "legend.frameon": False,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "lines.linewidth": 1.6,
+    "image.cmap": "viridis",
+    "axes.prop_cycle": mpl.cycler(color=["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+                                         "#e377c2", "#17becf", "#7f7f7f"]),
+}
+PAPER = dict(color="k", linestyle="--", linewidth=1.2)
+"""Line style for the paper's reported numbers when drawn beside ours."""
+THEORY = dict(color="k", linestyle=":", linewidth=1.4)
+"""Line style for theory curves."""
+
+
+def use_style() -> None:
+    """Apply the book's style to every later figure."""
+    mpl.rcParams.update(STYLE)
+
+
+def figure(ncols: int = 1, nrows: int = 1, *, width: float | None = None, height: float | None = None, **kw):
+    """A figure in the book's style, sized by panels."""
+    use_style()
+    width = width or min(3.4 * ncols, 10.5)
+    height = height or 3.2 * nrows
+    return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, constrained_layout=True, **kw)
+
+
+def show(fig, *collected, data: str = "", note: str = "") -> None:
+    """Display ``fig`` with, under it, the provenance of every collection of results that made it."""
+    from IPython.display import Markdown, display
+
+    display(fig)
+    plt.close(fig)
+    lines = [c.caption(data=data) for c in collected]
+    if note:
+        lines.append(f"*{note}*")
+    if lines:
+        display(Markdown("\n\n".join(lines)))
+
+
+def unit_circle(ax, radius: float = 1.0, **kw) -> None:
+    t = np.linspace(0, 2 * np.pi, 400)
+    ax.plot(radius * np.cos(t), radius * np.sin(t), **{"color": "k", "linewidth": 0.8, **kw})
+    ax.set_aspect("equal")
+
+
+def eigenvalues(ax, eigs, *, radius: float | None = 1.0, label: str | None = None, **kw) -> None:
+    """Scatter complex eigenvalues with a reference circle."""
+    eigs = np.asarray(eigs)
+    ax.scatter(eigs.real, eigs.imag, s=kw.pop("s", 4), alpha=kw.pop("alpha", 0.7), label=label, **kw)
+    if radius is not None:
+        unit_circle(ax, radius)
+    ax.set_xlabel("Re λ")
+    ax.set_ylabel("Im λ")
+
+
+def heatmap(ax, values, *, x=None, y=None, xlabel: str = "", ylabel: str = "", cbar_label: str = "",
+            log10: bool = False, **kw):
+    """An image of ``values[y, x]`` with the origin at the bottom left and a colour bar."""
+    values = np.asarray(values, dtype=float)
+    if log10:
+        values = np.log10(np.clip(values, np.finfo(float).tiny, None))
+    extent = None
+    if x is not None and y is not None:
+        extent = [x[0], x[-1], y[0], y[-1]]
+    im = ax.imshow(values, origin="lower", aspect="auto", extent=extent, **kw)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(False)
+    bar = ax.figure.colorbar(im, ax=ax)
+    bar.set_label(cbar_label)
+    return im
+
+
+def table(rows: list[dict], columns: list[str] | None = None, floatfmt: str = "{:.4g}") -> str:
+    """A Markdown table of ``rows`` (dicts), for paper-vs-ours comparisons."""
+    if not rows:
+        return ""
+    columns = columns or list(rows[0])
+
+    def fmt(v):
+        if isinstance(v, float):
+            return floatfmt.format(v)
+        return str(v)
+
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
+    return head + "".join("| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |\n" for r in rows)
+
+
+def show_table(rows: list[dict], *collected, columns: list[str] | None = None, data: str = "", title: str = ""):
+    """Display a Markdown table with its provenance under it."""
+    from IPython.display import Markdown, display
+
+    text = (f"**{title}**\n\n" if title else "") + table(rows, columns)
+    text += "\n" + "\n\n".join(c.caption(data=data) for c in collected)
+    display(Markdown(text))

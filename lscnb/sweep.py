@@ -1,0 +1,229 @@
+"""Sweeps: a figure is a list of runs with stable keys; each finished run is stored and never recomputed.
+
+A :class:`Run` names a module-level function ``fn(config, ctx) -> dict`` and a JSON-able config. Its key is
+``figure/name-hash`` where the hash covers the function's import path and the config, so changing either makes
+a new run. :func:`gather` is what an experiment calls for a figure: it replays committed full results, or runs
+the sweep at the profile's scale, and returns a :class:`Collected` that knows how to caption itself.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from tqdm.auto import tqdm
+
+from . import checks
+from .config import Profile, device_name, seed_everything
+from .results import Result, Store, provenance, split_outputs, store_for
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """One unit of work of a sweep: ``fn(config, ctx)`` for ``chapter``'s ``figure``."""
+
+    chapter: str
+    figure: str
+    name: str
+    fn: Callable
+    config: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        for attr in ("chapter", "figure", "name"):
+            value = getattr(self, attr)
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"Run.{attr} must be a non-empty string, got {value!r}")
+        if not callable(self.fn):
+            raise TypeError(f"Run.fn must be callable, got {type(self.fn).__name__}")
+        try:
+            json.dumps(dict(self.config), sort_keys=True)
+        except TypeError as err:
+            raise TypeError(f"Run.config must be JSON-able (numbers, strings, lists, dicts): {err}") from None
+
+    @property
+    def fn_path(self) -> str:
+        return f"{self.fn.__module__}:{self.fn.__qualname__}"
+
+    @property
+    def key(self) -> str:
+        blob = json.dumps({"fn": self.fn_path, "config": dict(self.config)}, sort_keys=True)
+        digest = hashlib.sha1(blob.encode()).hexdigest()[:10]
+        return f"{_slug(self.figure)}/{_slug(self.name)}-{digest}"
+
+    @property
+    def seed(self) -> int:
+        return int(self.config.get("seed", 0))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_") or "run"
+
+
+@dataclass
+class RunContext:
+    """What a run's function gets besides its config."""
+
+    profile: Profile
+    device: str
+    seed: int
+    checkpoint: Path | None = None
+    progress: bool = True
+
+
+class SweepError(RuntimeError):
+    """Some runs of a sweep raised; their tracebacks are stored beside the results as ``*.failed.json``."""
+
+
+def execute(run: Run, profile: Profile, store: Store, *, scale: str, progress: bool = True) -> Result:
+    """Run one run and store its result with provenance."""
+    seed_everything(run.seed)
+    ctx = RunContext(profile, profile.device, run.seed, store.checkpoint_path(run.key), progress)
+    start = time.perf_counter()
+    outputs = run.fn(dict(run.config), ctx)
+    if not isinstance(outputs, Mapping):
+        raise TypeError(f"{run.fn_path} must return a dict of outputs, got {type(outputs).__name__}")
+    metrics, arrays = split_outputs(dict(outputs))
+    prov = provenance(profile, seeds=[run.seed], wall_time_s=time.perf_counter() - start, scale=scale)
+    result = Result(run.key, dict(run.config), metrics, arrays, prov)
+    store.save(result)
+    if ctx.checkpoint is not None and ctx.checkpoint.exists():
+        ctx.checkpoint.unlink()
+    return result
+
+
+def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None, force: bool | None = None,
+              executor: str = "local", progress: bool = True) -> list[Result]:
+    """Run every run of a sweep that is not stored yet; return all results in the order given.
+
+    ``scale`` defaults to the profile's; ``force`` recomputes stored runs (default: quick runs are always
+    recomputed unless ``LSCNB_REUSE=1``, full runs never). A run that raises is recorded with its traceback and
+    the others go on; a :class:`SweepError` is raised at the end if any failed.
+    """
+    runs = list(runs)
+    scale = scale or profile.scale
+    checks.one_of(executor, ("local",), "executor")
+    if force is None:
+        force = scale == "quick" and os.environ.get("LSCNB_REUSE") != "1"
+    keys = [r.key for r in runs]
+    if len(set(keys)) != len(keys):
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        raise ValueError(f"runs must have distinct keys; repeated: {dup}")
+    results, failures = {}, []
+    todo = []
+    for run in runs:
+        store = store_for(scale, run.chapter)
+        if not force and store.has(run.key):
+            results[run.key] = store.load(run.key)
+        else:
+            todo.append((run, store))
+    bar = tqdm(todo, desc=f"{runs[0].figure if runs else 'sweep'} ({scale})", disable=not progress or not todo,
+               leave=False)
+    for run, store in bar:
+        bar.set_postfix_str(run.name[:40])
+        try:
+            results[run.key] = execute(run, profile, store, scale=scale, progress=progress)
+        except KeyboardInterrupt:
+            raise
+        except Exception:  # noqa: BLE001 - recorded, reported at the end
+            store.save_failure(run.key, dict(run.config), traceback.format_exc())
+            failures.append(run.key)
+    if failures:
+        raise SweepError(f"{len(failures)} of {len(runs)} runs failed (tracebacks in *.failed.json): {failures}")
+    return [results[r.key] for r in runs]
+
+
+@dataclass
+class Collected:
+    """The results behind one figure, with where they came from."""
+
+    chapter: str
+    figure: str
+    requested: str
+    scale: str
+    results: list
+    device_name: str
+    missing: int = 0
+    total: int = 0
+    subset: str = ""
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self):
+        return len(self.results)
+
+    def __getitem__(self, index):
+        return self.results[index]
+
+    def where(self, **config) -> list:
+        """The results whose config has every given ``key=value``."""
+        return [r for r in self.results if all(r.config.get(k) == v for k, v in config.items())]
+
+    def one(self, **config) -> Result:
+        found = self.where(**config)
+        if len(found) != 1:
+            raise KeyError(f"expected one result with {config}, found {len(found)}")
+        return found[0]
+
+    @property
+    def is_paper_scale(self) -> bool:
+        return self.scale == "full"
+
+    @property
+    def wall_time_s(self) -> float:
+        return sum(float(r.provenance.get("wall_time_s", 0.0)) for r in self.results)
+
+    def caption(self, data: str = "") -> str:
+        """The provenance line printed under the figure (Markdown)."""
+        prov = self.results[0].provenance if self.results else {}
+        devices = sorted({r.provenance.get("device_name", "?") for r in self.results}) or [self.device_name]
+        commits = sorted({str(r.provenance.get("git_commit", "?"))[:10] for r in self.results})
+        dates = sorted({str(r.provenance.get("date", "?"))[:10] for r in self.results})
+        facts = (f"{len(self.results)} run(s), {self.wall_time_s:.1f} s of compute, on {', '.join(devices)}; "
+                 f"torch {prov.get('torch', '?')}, commit {', '.join(commits)}, {', '.join(dates)}")
+        data = f" Data: {data}." if data else ""
+        if self.scale == "full":
+            subset = f" Declared subset of the paper's set-up: {self.subset}." if self.subset else ""
+            return f"*Made by the **full** profile (paper scale): {facts}.{subset}{data}*"
+        if self.requested == "replay":
+            return (f"*⚠ **The full-scale run of this figure has not been committed yet** "
+                    f"({self.total - self.missing} of {self.total} runs present). What you see is the **quick** "
+                    f"(toy-scale) version computed while building: {facts}. It is not the paper-scale figure.{data}*")
+        return f"*Made by the **quick** profile (toy scale, not paper scale): {facts}.{data}*"
+
+
+def gather(build: Callable[[str], list], profile: Profile, *, subset: str = "", progress: bool = True,
+           force: bool | None = None) -> Collected:
+    """The results of one figure for ``profile``.
+
+    ``build(scale)`` returns the figure's runs at ``"quick"`` or ``"full"`` scale. ``replay`` loads the committed
+    full runs when all are present, and otherwise computes the quick ones and marks the figure as such.
+    ``subset`` states what the full profile leaves out of the paper's set-up (fewer seeds, say).
+    """
+    if profile.is_replay:
+        full_runs = build("full")
+        if not full_runs:
+            raise ValueError("build('full') returned no runs")
+        first = full_runs[0]
+        store = store_for("full", first.chapter)
+        present = [r for r in full_runs if store.has(r.key)]
+        if len(present) == len(full_runs):
+            results = [store.load(r.key) for r in full_runs]
+            return Collected(first.chapter, first.figure, "replay", "full", results,
+                             results[0].provenance.get("device_name", "?"), 0, len(full_runs), subset)
+        quick_runs = build("quick")
+        results = run_sweep(quick_runs, profile, scale="quick", force=force, progress=progress)
+        return Collected(first.chapter, first.figure, "replay", "quick", results, device_name(profile.device),
+                         len(full_runs) - len(present), len(full_runs), subset)
+    runs = build(profile.scale)
+    if not runs:
+        raise ValueError(f"build({profile.scale!r}) returned no runs")
+    results = run_sweep(runs, profile, force=force, progress=progress)
+    return Collected(runs[0].chapter, runs[0].figure, profile.name, profile.scale, results,
+                     device_name(profile.device), 0, len(runs), subset)

