@@ -6,3 +6,6 @@ from .synthetic import (ADDING_BASELINE, adding_problem, copy_memory, copy_memor
 __all__ = ["ADDING_BASELINE", "ChecksumError", "ImageSet", "adding_problem", "cache_dir", "copy_memory",
            "copy_memory_baseline", "data_roots", "denoise", "digits_sequences", "find", "load_mnist",
            "pixel_sequences"]
+from .text import Corpus, batchify, bits_per_token, bptt_windows, load_ptb, markov_corpus, spell_chars  # noqa: E402
+
+__all__ += ["Corpus", "batchify", "bits_per_token", "bptt_windows", "load_ptb", "markov_corpus", "spell_chars"]

@@ -1,0 +1,60 @@
+"""The element-wise linear recurrence ``h_t = a_t * h_{t-1} + b_t`` (real or complex), forward and backward.
+
+``linear_scan`` picks a backend: ``sequential`` (the reference loop, O(T) steps) or ``parallel`` (Hillis-Steele
+doubling in PyTorch, O(log T) steps of O(T) work each; a GPU matter, no win on 2 CPU cores). Both are plain
+autograd-differentiable torch code. Faster GPU backends (Triton) register themselves in ``BACKENDS``.
+"""
+from __future__ import annotations
+
+import torch
+
+from .. import checks
+
+
+def _prepare(a, b, h0, dim):
+    checks.tensor(b, "b", min_dim=1)
+    a = torch.as_tensor(a, dtype=b.dtype, device=b.device) if not isinstance(a, torch.Tensor) else a
+    try:
+        a, b = torch.broadcast_tensors(a, b)
+    except RuntimeError as err:
+        raise ValueError(f"a and b must broadcast, got {tuple(a.shape)} and {tuple(b.shape)}") from err
+    dim = dim % b.ndim
+    a, b = a.movedim(dim, 0), b.movedim(dim, 0)
+    if h0 is not None:
+        b = torch.cat([(a[:1] * h0.unsqueeze(0) + b[:1]), b[1:]], dim=0)
+    return a, b, dim
+
+
+def scan_sequential(a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None, dim: int = 1) -> torch.Tensor:
+    """Reference loop: ``h_t = a_t h_{t-1} + b_t`` along ``dim`` with ``h_{-1} = h0`` (zeros if None)."""
+    a, b, dim = _prepare(a, b, h0, dim)
+    out, h = [], None
+    for t in range(b.shape[0]):
+        h = b[t] if h is None else a[t] * h + b[t]
+        out.append(h)
+    return torch.stack(out, 0).movedim(0, dim)
+
+
+def scan_parallel(a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None, dim: int = 1) -> torch.Tensor:
+    """Hillis-Steele scan: ``ceil(log2 T)`` rounds of ``(a, b)[t] <- (a[t] a[t-d], a[t] b[t-d] + b[t])``."""
+    a, b, dim = _prepare(a, b, h0, dim)
+    T, d = b.shape[0], 1
+    while d < T:
+        b = torch.cat([b[:d], a[d:] * b[:-d] + b[d:]], dim=0)
+        a = torch.cat([a[:d], a[d:] * a[:-d]], dim=0)
+        d *= 2
+    return b.movedim(0, dim)
+
+
+BACKENDS = {"sequential": scan_sequential, "parallel": scan_parallel}
+
+
+def linear_scan(a, b, h0=None, *, dim: int = 1, backend: str = "auto") -> torch.Tensor:
+    """``h_t = a_t * h_{t-1} + b_t`` along ``dim`` (default 1: (B, T, ...)); ``a`` broadcasts against ``b``.
+
+    ``backend="auto"`` uses the sequential loop on the CPU and the parallel scan on a GPU.
+    """
+    if backend == "auto":
+        backend = "parallel" if b.is_cuda else "sequential"
+    checks.one_of(backend, BACKENDS, "backend")
+    return BACKENDS[backend](a, b, h0, dim)

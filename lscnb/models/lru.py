@@ -1,0 +1,57 @@
+"""The Linear Recurrent Unit (Orvieto et al. 2023): a complex diagonal linear recurrence with exponential
+parametrisation and input normalisation,
+
+    lambda_j = exp(-exp(nu_j) + i exp(theta_j)),  gamma_j = sqrt(1 - |lambda_j|^2),
+    h_t = lambda * h_{t-1} + gamma * (B x_t),     y_t = Re(C h_t) + D * x_t.
+
+The recurrence runs through :func:`lscnb.kernels.linear_scan`.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .. import checks
+from ..kernels import linear_scan
+
+
+class LRU(nn.Module):
+    """An LRU layer mapping (B, T, d_model) to (B, T, d_model) through ``d_state`` complex units.
+
+    Eigenvalue moduli start uniform on the ring ``[r_min, r_max]`` (uniform in area, as in the original) and
+    phases uniform in ``[0, max_phase]``. ``normalize=False`` drops gamma (the curse-of-memory ablation).
+    """
+
+    def __init__(self, d_model: int, d_state: int, *, r_min: float = 0.0, r_max: float = 1.0,
+                 max_phase: float = 2 * math.pi, normalize: bool = True):
+        super().__init__()
+        self.d_model = checks.positive_int(d_model, "d_model")
+        self.d_state = checks.positive_int(d_state, "d_state")
+        if not 0.0 <= r_min < r_max <= 1.0:
+            raise ValueError(f"need 0 <= r_min < r_max <= 1, got r_min={r_min}, r_max={r_max}")
+        self.normalize = normalize
+        u1, u2 = torch.rand(d_state), torch.rand(d_state)
+        nu = -0.5 * torch.log(u1 * (r_max ** 2 - r_min ** 2) + r_min ** 2)
+        self.nu_log = nn.Parameter(torch.log(nu))
+        self.theta_log = nn.Parameter(torch.log(max_phase * u2 + 1e-12))
+        self.B_re = nn.Parameter(torch.randn(d_state, d_model) / math.sqrt(2 * d_model))
+        self.B_im = nn.Parameter(torch.randn(d_state, d_model) / math.sqrt(2 * d_model))
+        self.C_re = nn.Parameter(torch.randn(d_model, d_state) / math.sqrt(d_state))
+        self.C_im = nn.Parameter(torch.randn(d_model, d_state) / math.sqrt(d_state))
+        self.D = nn.Parameter(torch.randn(d_model))
+
+    def eigenvalues(self) -> torch.Tensor:
+        return torch.exp(-torch.exp(self.nu_log) + 1j * torch.exp(self.theta_log))
+
+    def gamma(self) -> torch.Tensor:
+        return torch.sqrt(1 - self.eigenvalues().abs() ** 2) if self.normalize else torch.ones(self.d_state)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        checks.tensor(x, "x", ndim=3)
+        lam = self.eigenvalues()
+        bx = torch.complex(x @ self.B_re.T, x @ self.B_im.T) * self.gamma()
+        h = linear_scan(lam, bx, dim=1)
+        y = (h @ torch.complex(self.C_re, self.C_im).T).real
+        return y + x * self.D
