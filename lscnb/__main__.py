@@ -8,18 +8,19 @@ import time
 from pathlib import Path
 
 from . import config, results
-from .experiments import CHAPTERS, chapter_module
+from .experiments import chapter_module, chapters
 
 
 def _reproduce(args) -> int:
     profile = config.resolve(args.profile, device=args.device, seed=args.seed)
     if args.profile == "replay":
         raise SystemExit("reproduce computes results: use --profile quick or --profile full")
-    chapters = sorted(CHAPTERS) if args.chapter == "all" else [args.chapter]
-    for name in chapters:
-        if name not in CHAPTERS:
-            raise SystemExit(f"unknown chapter {name!r}; chapters: {', '.join(sorted(CHAPTERS))}")
-    for name in chapters:
+    known = chapters()
+    names = sorted(known) if args.chapter == "all" else [args.chapter]
+    for name in names:
+        if name not in known:
+            raise SystemExit(f"unknown chapter {name!r}; chapters: {', '.join(sorted(known))}")
+    for name in names:
         start = time.perf_counter()
         if args.no_notebook:
             from .sweep import run_sweep
@@ -34,7 +35,7 @@ def _reproduce(args) -> int:
             import papermill
 
             root = results.repo_root() or Path.cwd()
-            notebook = root / CHAPTERS[name][1]
+            notebook = root / known[name]
             out_dir = Path(args.output or root / "_build" / "reproduce")
             out_dir.mkdir(parents=True, exist_ok=True)
             out = out_dir / f"{Path(notebook).stem}.{profile.name}.ipynb"
@@ -69,7 +70,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lscnb", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a chapter's experiments (with papermill, or --no-notebook)")
-    rep.add_argument("chapter", help=f"one of: {', '.join(sorted(CHAPTERS))}, or 'all'")
+    rep.add_argument("chapter", help="a chapter (module name under lscnb/experiments), or 'all'")
     rep.add_argument("--profile", default="full", choices=config.PROFILES)
     rep.add_argument("--device", default=None, help="torch device, e.g. cuda or cpu (default: cuda if present)")
     rep.add_argument("--seed", type=int, default=0)

@@ -119,3 +119,17 @@ def test_batchify_and_windows():
     torch.testing.assert_close(wins[0][1], rows[:, 1:11])
     with pytest.raises(ValueError, match="batch"):
         batchify(torch.arange(3), 4)
+
+
+def test_deep_lru_shapes_and_residual():
+    from lscnb.models.lru import DeepLRU
+    torch.manual_seed(4)
+    lm = DeepLRU(50, 50, d_model=8, d_state=6, depth=2, tokens=True)
+    assert lm(torch.randint(0, 50, (3, 11))).shape == (3, 11, 50)
+    reg = DeepLRU(2, 1, d_model=8, d_state=6, depth=3).eval()
+    x = torch.randn(2, 7, 2)
+    y = reg(x)
+    # causal: the output at t does not depend on inputs after t
+    x2 = x.clone()
+    x2[:, 5:] += 1.0
+    torch.testing.assert_close(reg(x2)[:, :5], y[:, :5])

@@ -18,6 +18,7 @@ from ..theory import vanilla
 from ..train import fit
 
 CHAPTER = "gradients"
+NOTEBOOK = "book/gradients.ipynb"
 INPUT_VAR = 0.3
 """Variance of the input drive ``U x_t`` per unit (x has as many channels as h; see the chapter)."""
 

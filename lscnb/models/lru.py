@@ -55,3 +55,39 @@ class LRU(nn.Module):
         h = linear_scan(lam, bx, dim=1)
         y = (h @ torch.complex(self.C_re, self.C_im).T).real
         return y + x * self.D
+
+
+class LRUBlock(nn.Module):
+    """Residual LRU block of Orvieto et al. (2023), as used by the LSC paper:
+    ``x + dropout(GLU(dropout(GELU(LRU(LayerNorm(x))))))``."""
+
+    def __init__(self, d_model: int, d_state: int, *, dropout: float = 0.1, **lru_options):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.lru = LRU(d_model, d_state, **lru_options)
+        self.glu = nn.Linear(d_model, 2 * d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.dropout(nn.functional.gelu(self.lru(self.norm(x))))
+        return x + self.dropout(nn.functional.glu(self.glu(y), dim=-1))
+
+
+class DeepLRU(nn.Module):
+    """A stack of :class:`LRUBlock` between an input map (embedding for token ids, linear for vectors) and a
+    linear readout at every step. ``blocks[l].lru`` exposes each layer's recurrence."""
+
+    def __init__(self, input_size: int, output_size: int, *, d_model: int, d_state: int, depth: int,
+                 tokens: bool = False, dropout: float = 0.1, **lru_options):
+        super().__init__()
+        checks.positive_int(depth, "depth")
+        self.encoder = nn.Embedding(input_size, d_model) if tokens else nn.Linear(input_size, d_model)
+        self.blocks = nn.ModuleList(LRUBlock(d_model, d_state, dropout=dropout, **lru_options) for _ in range(depth))
+        self.norm = nn.LayerNorm(d_model)
+        self.readout = nn.Linear(d_model, checks.positive_int(output_size, "output_size"))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.encoder(x)
+        for block in self.blocks:
+            h = block(h)
+        return self.readout(self.norm(h))
