@@ -133,3 +133,25 @@ def test_deep_lru_shapes_and_residual():
     x2 = x.clone()
     x2[:, 5:] += 1.0
     torch.testing.assert_close(reg(x2)[:, :5], y[:, :5])
+
+
+def test_cell_lm_learns_markov_text_towards_its_entropy_rate():
+    from lscnb.lm import CellLM, evaluate, train_lm
+    from lscnb.models import GRUCell
+    torch.manual_seed(5)
+    corpus = markov_corpus(6, lengths=(30_000, 3_000, 10), concentration=0.2, seed=2)
+    model = CellLM(6, [GRUCell(8, 32)])
+    before = evaluate(model, corpus.valid, length=50)["bits"]
+    hist = train_lm(model, corpus.train, steps=150, batch=16, length=50, lr=1e-2, valid_ids=corpus.valid,
+                    eval_every=50, progress=False)
+    after = hist.evals[-1]["bits"]
+    assert not hist.diverged and len(hist.evals) == 3
+    assert after < before and after < corpus.entropy_rate_bits + 0.25, (before, after, corpus.entropy_rate_bits)
+    assert after > corpus.entropy_rate_bits - 0.05  # no model beats the entropy rate
+
+
+def test_cell_lm_bad_embedding():
+    from lscnb.lm import CellLM
+    from lscnb.models import GRUCell
+    with pytest.raises(ValueError, match="embedding"):
+        CellLM(5, [GRUCell(8, 4)], embedding=16)
