@@ -1,0 +1,34 @@
+"""The chapter's run functions on shrunken full-scale configs, so a GPU batch does not fail on a bug."""
+import pytest
+
+from lscnb import config
+from lscnb.experiments import gradients as ex
+from lscnb.sweep import RunContext
+
+
+@pytest.fixture
+def ctx():
+    return RunContext(config.resolve("quick"), "cpu", 0, None, False)
+
+
+def _shrunk(run, **small):
+    cfg = dict(run.config)
+    cfg.update({k: v for k, v in small.items() if k in cfg})
+    return cfg
+
+
+def test_full_runs_are_well_formed_and_execute_when_shrunk(ctx):
+    for name, build in ex.FIGURES.items():
+        runs = build("full")
+        assert len({r.key for r in runs}) == len(runs), name
+        first = runs[0]
+        cfg = _shrunk(first, width=8, length=30, batch=2, seeds=1, radius_samples=3, depth=2, steps=3,
+                      fit_start=2, fit_stop=20)
+        out = first.fn(cfg, ctx)
+        assert isinstance(out, dict) and out, name
+
+
+def test_rate_run_reports_linear_radius_only_for_linear(ctx):
+    run = [r for r in ex.rate_runs("quick") if r.config["activation"] == "tanh"][0]
+    out = ex.rate_run(_shrunk(run, width=8, length=40, seeds=2, fit_start=2, fit_stop=30), ctx)
+    assert out["rates"].shape == (2,) and out["radius_W"].size == 0 and out["profiles"].shape == (2, 40)
