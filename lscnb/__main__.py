@@ -15,6 +15,8 @@ def _reproduce(args) -> int:
     profile = config.resolve(args.profile, device=args.device, seed=args.seed)
     if args.profile == "replay":
         raise SystemExit("reproduce computes results: use --profile quick or --profile full")
+    if args.executor != "local" and not args.no_notebook:
+        raise SystemExit("--executor ray/submitit runs sweeps directly: add --no-notebook")
     known = chapters()
     names = sorted(known) if args.chapter == "all" else [args.chapter]
     for name in names:
@@ -29,7 +31,8 @@ def _reproduce(args) -> int:
             for fig in figures:
                 if fig not in module.FIGURES:
                     raise SystemExit(f"chapter {name!r} has no figure {fig!r}; figures: {', '.join(module.FIGURES)}")
-                run_sweep(module.FIGURES[fig](profile.scale), profile, force=args.force or None)
+                run_sweep(module.FIGURES[fig](profile.scale), profile, force=args.force or None,
+                          executor=args.executor, **_executor_options(args))
                 print(f"[{name}] {fig}: done ({time.perf_counter() - start:.0f} s)", flush=True)
         else:
             import papermill
@@ -45,6 +48,22 @@ def _reproduce(args) -> int:
             print(f"[{name}] executed notebook kept at {out}")
         print(f"[{name}] finished in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
+
+
+def _executor_options(args) -> dict:
+    if args.executor == "ray":
+        opts = {"address": args.address, "cpus_per_run": args.cpus_per_run, "gpus_per_run": args.gpus_per_run}
+        return opts
+    if args.executor == "submitit":
+        opts = {"folder": args.submitit_folder, "cluster": args.submitit_cluster}
+        if args.slurm_partition:
+            opts["slurm_partition"] = args.slurm_partition
+        if args.gpus_per_run:
+            opts["gpus_per_node"] = int(args.gpus_per_run)
+        if args.timeout_min:
+            opts["timeout_min"] = args.timeout_min
+        return opts
+    return {}
 
 
 def _status(args) -> int:
@@ -78,6 +97,18 @@ def main(argv=None) -> int:
     rep.add_argument("--figure", action="append", help="with --no-notebook: only these figures (repeatable)")
     rep.add_argument("--force", action="store_true", help="recompute runs that are already stored")
     rep.add_argument("--output", default=None, help="folder for the executed notebook")
+    ex = rep.add_argument_group("executors (with --no-notebook)")
+    ex.add_argument("--executor", default="local", choices=("local", "ray", "submitit"),
+                    help="where runs execute: this process, a Ray instance/cluster, or SLURM jobs via submitit")
+    ex.add_argument("--address", default=None, help="Ray: cluster address ('auto', 'ray://host:10001'); "
+                                                    "default starts a local instance")
+    ex.add_argument("--cpus-per-run", type=float, default=1, help="Ray: CPUs per run")
+    ex.add_argument("--gpus-per-run", type=float, default=0, help="Ray: GPUs per run (fractions share a GPU); "
+                                                                  "submitit: GPUs per job")
+    ex.add_argument("--submitit-folder", default="_build/submitit", help="submitit: logs and pickles")
+    ex.add_argument("--submitit-cluster", default=None, help="submitit: None (auto: SLURM), 'local' or 'debug'")
+    ex.add_argument("--slurm-partition", default=None)
+    ex.add_argument("--timeout-min", type=int, default=None, help="submitit: job time limit")
     rep.set_defaults(func=_reproduce)
     st = sub.add_parser("status", help="list committed results with their provenance")
     st.add_argument("--root", default=None, help="results folder (default: the checkout's results/)")

@@ -12,14 +12,12 @@ import json
 import os
 import re
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from tqdm.auto import tqdm
 
-from . import checks
 from .config import Profile, device_name, seed_everything
 from .results import Result, Store, provenance, split_outputs, store_for
 
@@ -80,59 +78,76 @@ class SweepError(RuntimeError):
     """Some runs of a sweep raised; their tracebacks are stored beside the results as ``*.failed.json``."""
 
 
-def execute(run: Run, profile: Profile, store: Store, *, scale: str, progress: bool = True) -> Result:
-    """Run one run and store its result with provenance."""
+def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = None,
+            progress: bool = True) -> Result:
+    """Run one run and return its result with provenance (nothing is written but the run's own checkpoint)."""
     seed_everything(run.seed)
-    ctx = RunContext(profile, profile.device, run.seed, store.checkpoint_path(run.key), progress)
+    ctx = RunContext(profile, profile.device, run.seed, checkpoint, progress)
     start = time.perf_counter()
     outputs = run.fn(dict(run.config), ctx)
     if not isinstance(outputs, Mapping):
         raise TypeError(f"{run.fn_path} must return a dict of outputs, got {type(outputs).__name__}")
     metrics, arrays = split_outputs(dict(outputs))
     prov = provenance(profile, seeds=[run.seed], wall_time_s=time.perf_counter() - start, scale=scale)
-    result = Result(run.key, dict(run.config), metrics, arrays, prov)
-    store.save(result)
-    if ctx.checkpoint is not None and ctx.checkpoint.exists():
-        ctx.checkpoint.unlink()
+    return Result(run.key, dict(run.config), metrics, arrays, prov)
+
+
+def execute(run: Run, profile: Profile, store: Store, *, scale: str, progress: bool = True) -> Result:
+    """Run one run in this process and store its result."""
+    result = compute(run, profile, scale, store.checkpoint_path(run.key), progress)
+    _finish(store, result)
     return result
 
 
+def _finish(store: Store, result: Result) -> None:
+    store.save(result)
+    ckpt = store.checkpoint_path(result.key)
+    if ckpt.exists():
+        ckpt.unlink()
+
+
 def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None, force: bool | None = None,
-              executor: str = "local", progress: bool = True) -> list[Result]:
+              executor: str = "local", progress: bool = True, **executor_options) -> list[Result]:
     """Run every run of a sweep that is not stored yet; return all results in the order given.
 
     ``scale`` defaults to the profile's; ``force`` recomputes stored runs (default: quick runs are always
-    recomputed unless ``LSCNB_REUSE=1``, full runs never). A run that raises is recorded with its traceback and
-    the others go on; a :class:`SweepError` is raised at the end if any failed.
+    recomputed unless ``LSCNB_REUSE=1``, full runs never). ``executor`` is ``local`` (in this process, one after
+    another), ``ray`` or ``submitit`` (see :mod:`lscnb.executors`; options such as ``address`` or
+    ``gpus_per_run`` are passed on). Each result is stored as soon as it arrives, so a killed sweep loses no
+    finished run. A run that raises is recorded with its traceback and the others go on; a :class:`SweepError`
+    is raised at the end if any failed.
     """
+    from .executors import make_executor
+
     runs = list(runs)
     scale = scale or profile.scale
-    checks.one_of(executor, ("local",), "executor")
     if force is None:
         force = scale == "quick" and os.environ.get("LSCNB_REUSE") != "1"
     keys = [r.key for r in runs]
     if len(set(keys)) != len(keys):
         dup = sorted({k for k in keys if keys.count(k) > 1})
         raise ValueError(f"runs must have distinct keys; repeated: {dup}")
-    results, failures = {}, []
-    todo = []
+    pool = make_executor(executor, **executor_options)
+    results, failures, todo = {}, [], []
     for run in runs:
         store = store_for(scale, run.chapter)
         if not force and store.has(run.key):
             results[run.key] = store.load(run.key)
         else:
             todo.append((run, store))
-    bar = tqdm(todo, desc=f"{runs[0].figure if runs else 'sweep'} ({scale})", disable=not progress or not todo,
-               leave=False)
-    for run, store in bar:
-        bar.set_postfix_str(run.name[:40])
-        try:
-            results[run.key] = execute(run, profile, store, scale=scale, progress=progress)
-        except KeyboardInterrupt:
-            raise
-        except Exception:  # noqa: BLE001 - recorded, reported at the end
-            store.save_failure(run.key, dict(run.config), traceback.format_exc())
+    stores = {run.key: store for run, store in todo}
+    bar = tqdm(total=len(todo), desc=f"{runs[0].figure if runs else 'sweep'} ({scale}, {executor})",
+               disable=not progress or not todo, leave=False)
+    for run, outcome in pool.map(todo, profile, scale, progress=progress):
+        if isinstance(outcome, Result):
+            _finish(stores[run.key], outcome)
+            results[run.key] = outcome
+        else:
+            stores[run.key].save_failure(run.key, dict(run.config), str(outcome))
             failures.append(run.key)
+        bar.update(1)
+        bar.set_postfix_str(run.name[:40])
+    bar.close()
     if failures:
         raise SweepError(f"{len(failures)} of {len(runs)} runs failed (tracebacks in *.failed.json): {failures}")
     return [results[r.key] for r in runs]

@@ -1,0 +1,126 @@
+"""Where the runs of a sweep execute: in this process, on a Ray instance or cluster, or as SLURM jobs.
+
+An executor's ``map(todo, profile, scale)`` takes ``(run, store)`` pairs and yields ``(run, outcome)`` as runs
+finish, where ``outcome`` is a :class:`~lscnb.results.Result` or a :class:`Failure` holding the traceback. The
+sweep stores each result as it arrives, so the driver owns the store and workers need no shared file system
+(only a run's checkpoint is written where the worker runs). Any worker can run any missing run.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Iterator
+
+from . import checks
+from .config import Profile
+from .sweep import Run, compute
+
+
+@dataclass
+class Failure:
+    """A run that raised, with its traceback."""
+
+    error: str
+
+    def __str__(self) -> str:
+        return self.error
+
+
+def _safe_compute(run: Run, profile: Profile, scale: str, checkpoint, progress: bool):
+    try:
+        return compute(run, profile, scale, checkpoint, progress)
+    except Exception:  # noqa: BLE001 - returned to the driver, which records it
+        return Failure(traceback.format_exc())
+
+
+class LocalExecutor:
+    """Runs one after another in this process."""
+
+    def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
+        for run, store in todo:
+            yield run, _safe_compute(run, profile, scale, store.checkpoint_path(run.key), progress)
+
+
+class RayExecutor:
+    """Runs as Ray tasks, each with ``cpus_per_run`` CPUs and ``gpus_per_run`` GPUs (fractions allowed).
+
+    ``address=None`` starts a local Ray instance (or joins the one ``RAY_ADDRESS`` names); ``"auto"`` or
+    ``"ray://host:10001"`` joins an existing cluster, whose nodes must have ``lscnb`` installed (or pass
+    ``runtime_env={"working_dir": ".", ...}``).
+    """
+
+    def __init__(self, address: str | None = None, *, cpus_per_run: float = 1, gpus_per_run: float = 0,
+                 runtime_env: dict | None = None, max_in_flight: int | None = None):
+        import ray
+
+        self.ray = ray
+        self.cpus = checks.positive_float(cpus_per_run, "cpus_per_run")
+        self.gpus = checks.positive_float(gpus_per_run, "gpus_per_run", allow_zero=True)
+        self.max_in_flight = max_in_flight
+        if not ray.is_initialized():
+            ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, log_to_driver=False,
+                     ignore_reinit_error=True, configure_logging=False)
+
+    def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
+        task = self.ray.remote(num_cpus=self.cpus, num_gpus=self.gpus, max_retries=0)(_safe_compute)
+        device = "cuda" if self.gpus > 0 else profile.device
+        worker_profile = Profile(profile.name, device, profile.seed, profile.threads)
+        pending = list(todo)
+        limit = self.max_in_flight or len(pending) or 1
+        in_flight = {}
+        while pending or in_flight:
+            while pending and len(in_flight) < limit:
+                run, store = pending.pop(0)
+                ref = task.remote(run, worker_profile, scale, str(store.checkpoint_path(run.key)), False)
+                in_flight[ref] = run
+            done, _ = self.ray.wait(list(in_flight), num_returns=1)
+            for ref in done:
+                run = in_flight.pop(ref)
+                try:
+                    outcome = self.ray.get(ref)
+                except Exception:  # noqa: BLE001 - a worker that died, say
+                    outcome = Failure(traceback.format_exc())
+                yield run, outcome
+
+
+class SubmititExecutor:
+    """Runs as jobs through submitit: SLURM when ``cluster`` is None on a SLURM login node, or ``"local"`` /
+    ``"debug"`` to try it without one. ``parameters`` go to ``update_parameters`` (e.g. ``slurm_partition``,
+    ``gpus_per_node``, ``timeout_min``)."""
+
+    def __init__(self, folder: str = "_build/submitit", *, cluster: str | None = None, poll_s: float = 5.0,
+                 **parameters):
+        import submitit
+
+        self.executor = submitit.AutoExecutor(folder=folder, cluster=cluster)
+        if parameters:
+            self.executor.update_parameters(**parameters)
+        self.poll_s = poll_s
+
+    def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
+        jobs = [(run, self.executor.submit(_safe_compute, run, profile, scale, store.checkpoint_path(run.key),
+                                           False)) for run, store in todo]
+        while jobs:
+            still = []
+            for run, job in jobs:
+                if job.done():
+                    try:
+                        outcome = job.result()
+                    except Exception:  # noqa: BLE001 - the job itself failed
+                        outcome = Failure(traceback.format_exc())
+                    yield run, outcome
+                else:
+                    still.append((run, job))
+            jobs = still
+            if jobs:
+                time.sleep(self.poll_s)
+
+
+EXECUTORS = {"local": LocalExecutor, "ray": RayExecutor, "submitit": SubmititExecutor}
+
+
+def make_executor(name: str = "local", **options):
+    """An executor by name: ``local``, ``ray`` or ``submitit`` (options go to its constructor)."""
+    checks.one_of(name, EXECUTORS, "executor")
+    return EXECUTORS[name](**options)
