@@ -88,7 +88,7 @@ def resolve(profile: str | None = None, *, seed: int = 0, device: str | None = N
         raise ValueError(f"device must be a torch device string such as 'cpu' or 'cuda', got {device!r}") from err
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} was asked for but no CUDA GPU is visible")
-    if threads is None and device == "cpu":
+    if threads is None:
         threads = int(os.environ.get("LSCNB_THREADS", "0")) or None
     if threads:
         torch.set_num_threads(checks.positive_int(threads, "threads"))
