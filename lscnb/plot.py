@@ -43,11 +43,21 @@ def figure(ncols: int = 1, nrows: int = 1, *, width: float | None = None, height
     return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, constrained_layout=True, **kw)
 
 
-def show(fig, *collected, data: str = "", note: str = "") -> None:
-    """Display ``fig`` with, under it, the provenance of every collection of results that made it."""
-    from IPython.display import Markdown, display
+def png(fig) -> bytes:
+    """The figure rendered to PNG bytes (whatever matplotlib backend is active)."""
+    import io
 
-    display(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def show(fig, *collected, data: str = "", note: str = "") -> None:
+    """Display ``fig`` (as PNG, so it renders under any backend, in HTML and on nbval) with, under it, the
+    provenance of every collection of results that made it."""
+    from IPython.display import Image, Markdown, display
+
+    display(Image(data=png(fig), format="png"))
     plt.close(fig)
     lines = [c.caption(data=data) for c in collected]
     if note:

@@ -147,3 +147,15 @@ def test_cli_reproduce_no_notebook(stores):
     proc = subprocess.run([sys.executable, "-m", "lscnb", "reproduce", "chapter9"], capture_output=True, text=True,
                           env=env)
     assert proc.returncode != 0 and "unknown chapter" in proc.stderr
+
+
+def test_plot_show_emits_png_and_caption(stores, monkeypatch):
+    from lscnb import plot
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    col = sweep.gather(_build, config.resolve("quick"), progress=False)
+    fig, ax = plot.figure()
+    ax[0, 0].plot([1, 2, 3])
+    plot.show(fig, col, data="generated")
+    assert shown[0].data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "quick" in shown[1].data and "Data: generated" in shown[1].data
