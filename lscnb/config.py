@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +56,8 @@ class Profile:
             "quick": "recomputes every figure at toy scale on the CPU",
             "full": "recomputes every figure at paper scale and writes the results",
         }[self.name]
-        return f"**Profile `{self.name}`** on `{device_name(self.device)}`, seed {self.seed}: {what}."
+        why = f" ({self.extra['reason']})" if self.extra.get("reason") else ""
+        return f"**Profile `{self.name}`**{why} on `{device_name(self.device)}`, seed {self.seed}: {what}."
 
 
 def default_device() -> str:
@@ -70,11 +72,19 @@ def resolve(profile: str | None = None, *, seed: int = 0, device: str | None = N
             threads: int | None = None) -> Profile:
     """Turn a notebook's ``PROFILE`` parameter into a :class:`Profile`.
 
-    ``None`` reads ``LSCNB_PROFILE`` and falls back to ``replay``. ``quick`` runs on the CPU unless a device
+    ``None`` reads ``LSCNB_PROFILE`` and falls back to ``replay``; on Colab it falls back to ``full`` when a GPU is
+    attached and ``quick`` otherwise (the profile says why). ``quick`` runs on the CPU unless a device
     is named; ``full`` takes the GPU when there is one. Seeds every random generator with ``seed``.
     """
+    reason = "asked for"
     if profile is None:
-        profile = os.environ.get(ENV_PROFILE) or "replay"
+        profile = os.environ.get(ENV_PROFILE)
+        reason = f"from {ENV_PROFILE}"
+        if not profile and on_colab():
+            profile = "full" if torch.cuda.is_available() else "quick"
+            reason = "on Colab " + ("with a GPU" if profile == "full" else "without a GPU")
+        elif not profile:
+            profile, reason = "replay", "the default"
     if not isinstance(profile, str):
         raise TypeError(f"profile must be a string or None, got {type(profile).__name__}")
     profile = profile.strip().lower()
@@ -93,7 +103,12 @@ def resolve(profile: str | None = None, *, seed: int = 0, device: str | None = N
     if threads:
         torch.set_num_threads(checks.positive_int(threads, "threads"))
     seed_everything(seed)
-    return Profile(profile, device, seed, threads)
+    return Profile(profile, device, seed, threads, {"reason": reason})
+
+
+def on_colab() -> bool:
+    """Whether this runs in a Google Colab kernel."""
+    return "google.colab" in sys.modules
 
 
 def seed_everything(seed: int) -> None:

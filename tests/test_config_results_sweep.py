@@ -159,3 +159,14 @@ def test_plot_show_emits_png_and_caption(stores, monkeypatch):
     plot.show(fig, col, data="generated")
     assert shown[0].data[:8] == b"\x89PNG\r\n\x1a\n"
     assert "quick" in shown[1].data and "Data: generated" in shown[1].data
+
+
+def test_colab_default_profile(monkeypatch):
+    import types
+    monkeypatch.delenv("LSCNB_PROFILE", raising=False)
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    p = config.resolve()
+    assert p.name == "quick" and "Colab without a GPU" in p._repr_markdown_()
+    monkeypatch.setenv("LSCNB_PROFILE", "replay")
+    assert config.resolve().name == "replay"
