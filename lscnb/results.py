@@ -179,15 +179,19 @@ class Store:
             raise ValueError(f"key must be '/'-separated parts of letters, digits and ._=+-, got {key!r}")
         return self.root.joinpath(*parts)
 
+    def _path(self, key: str, suffix: str) -> Path:
+        base = self._base(key)
+        return base.with_name(base.name + suffix)  # not with_suffix: run names hold dots ("g1.5")
+
     def json_path(self, key: str) -> Path:
-        return self._base(key).with_suffix(".json")
+        return self._path(key, ".json")
 
     def npz_path(self, key: str) -> Path:
-        return self._base(key).with_suffix(".npz")
+        return self._path(key, ".npz")
 
     def checkpoint_path(self, key: str) -> Path:
         """Where a long run keeps its checkpoint (git-ignored; removed when the run finishes)."""
-        return self._base(key).with_suffix(".ckpt")
+        return self._path(key, ".ckpt")
 
     def has(self, key: str) -> bool:
         return self.json_path(key).exists()
@@ -218,7 +222,7 @@ class Store:
         return Result(doc["key"], doc["config"], doc.get("metrics", {}), arrays, doc.get("provenance", {}))
 
     def failure_path(self, key: str) -> Path:
-        return self._base(key).with_suffix(".failed.json")
+        return self._path(key, ".failed.json")
 
     def save_failure(self, key: str, config: dict, error: str) -> None:
         """Record a run that raised, with its traceback; a rerun tries it again."""
@@ -234,7 +238,7 @@ class Store:
         for path in sorted(self.root.rglob("*.json")):
             if path.name.endswith(".failed.json"):
                 continue
-            yield path.relative_to(self.root).with_suffix("").as_posix()
+            yield path.relative_to(self.root).as_posix()[: -len(".json")]
 
 
 def status(root: str | os.PathLike | None = None) -> list[dict]:

@@ -15,7 +15,9 @@ if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ pyproject.toml -n
     if command -v nvidia-smi >/dev/null 2>&1; then
       python -m pip install -q torch
     else
+      # the CPU wheel (PyTorch's CPU index first, PyPI for its dependencies); no retries when offline
       python -m pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu \
+        --extra-index-url https://pypi.org/simple --retries 0 --timeout 20 \
         || python -m pip install -q "torch==2.13.0"
     fi
   fi

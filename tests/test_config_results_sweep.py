@@ -76,6 +76,14 @@ def test_store_roundtrip_and_atomic_marker(stores):
         back["missing"]
 
 
+def test_run_names_with_dots_do_not_collide(stores):
+    store = results.Store(stores / "dots")
+    for name in ("fig/g1.0-abc", "fig/g1.5-def", "fig/g1"):
+        store.save(results.Result(name, {}, {"name": name}, {"a": np.zeros(1)}))
+    assert sorted(store.keys()) == ["fig/g1", "fig/g1.0-abc", "fig/g1.5-def"]
+    assert [store.load(k)["name"] for k in sorted(store.keys())] == sorted(store.keys())
+
+
 def test_provenance_fields(stores):
     prov = results.provenance(config.resolve("quick"), seeds=[0, 1], wall_time_s=1.234)
     for field in ("profile", "device", "device_name", "seeds", "torch", "lscnb", "git_commit", "date", "wall_time_s"):
