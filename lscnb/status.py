@@ -1,0 +1,105 @@
+"""The reproduction status of the book: for every figure and table of every source paper, the chapter figure that
+reproduces it, the profile and hardware of its committed result, the data, and the gap to the paper's number.
+
+Each chapter's experiments module lists the source's figures and tables in ``REPRODUCES`` (dicts with
+``source``, ``what``, ``figure`` (a key of ``FIGURES`` or None), ``data``, ``note`` and an optional ``gap``
+function of the figure's :class:`~lscnb.sweep.Collected`).
+"""
+from __future__ import annotations
+
+from . import config
+from .experiments import chapter_module, chapters
+from .results import store_for
+from .sweep import Collected
+
+REQUIRED = ("source", "what", "figure", "data")
+
+
+def check_entries(module) -> None:
+    """Raise if a chapter's ``REPRODUCES`` is malformed or names a figure it does not have."""
+    for i, entry in enumerate(getattr(module, "REPRODUCES", [])):
+        missing = [k for k in REQUIRED if k not in entry]
+        if missing:
+            raise ValueError(f"{module.__name__}.REPRODUCES[{i}] lacks {missing}")
+        if entry["figure"] is not None and entry["figure"] not in module.FIGURES:
+            raise ValueError(f"{module.__name__}.REPRODUCES[{i}] names figure {entry['figure']!r}, which is not in "
+                             f"FIGURES ({sorted(module.FIGURES)})")
+
+
+def figure_state(module, figure: str) -> dict:
+    """Which committed full-scale runs of ``figure`` exist, and how they were made."""
+    runs = module.FIGURES[figure]("full")
+    store = store_for("full", runs[0].chapter)
+    present = [r for r in runs if store.has(r.key)]
+    state = {"runs": len(runs), "present": len(present), "devices": [], "dates": [], "results": None}
+    if present:
+        loaded = [store.load(r.key) for r in present]
+        state["devices"] = sorted({r.provenance.get("device_name", "?") for r in loaded})
+        state["dates"] = sorted({str(r.provenance.get("date", "?"))[:10] for r in loaded})
+        if len(present) == len(runs):
+            state["results"] = loaded
+    return state
+
+
+def rows(chapter_names=None) -> list[dict]:
+    """One row per source figure or table of every chapter that declares ``REPRODUCES``."""
+    out = []
+    for name in chapter_names or sorted(chapters()):
+        module = chapter_module(name)
+        check_entries(module)
+        for entry in getattr(module, "REPRODUCES", []):
+            row = {"chapter": name, "source": entry["source"], "what": entry["what"], "data": entry["data"],
+                   "note": entry.get("note", ""), "figure": entry["figure"] or "—"}
+            if entry["figure"] is None:
+                row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
+            else:
+                st = figure_state(module, entry["figure"])
+                if st["results"] is not None:
+                    row["status"] = f"paper scale ({st['dates'][-1]})"
+                elif st["present"]:
+                    row["status"] = f"full run partial ({st['present']}/{st['runs']} runs); quick in the book"
+                else:
+                    row["status"] = "quick scale only (full run owed)"
+                row["hardware"] = ", ".join(st["devices"]) or "—"
+                gap = entry.get("gap")
+                row["gap"] = "—"
+                if gap is not None and st["results"] is not None:
+                    first = st["results"][0]
+                    col = Collected(name, entry["figure"], "replay", "full", st["results"],
+                                    first.provenance.get("device_name", "?"), 0, st["runs"])
+                    try:
+                        row["gap"] = str(gap(col))
+                    except Exception as err:  # noqa: BLE001 - a status page must not die on one gap
+                        row["gap"] = f"(gap not computable: {type(err).__name__})"
+            out.append(row)
+    return out
+
+
+def summary(table: list[dict]) -> dict:
+    """Counts of rows by status class."""
+    counts = {"paper scale": 0, "partial": 0, "quick only": 0, "not reproduced": 0}
+    for r in table:
+        s = r["status"]
+        key = ("paper scale" if s.startswith("paper") else "partial" if "partial" in s
+               else "quick only" if s.startswith("quick") else "not reproduced")
+        counts[key] += 1
+    return counts
+
+
+def markdown(table: list[dict]) -> str:
+    """The status table as Markdown, one section per chapter."""
+    from .plot import table as md_table
+
+    text, chapters_seen = [], []
+    for r in table:
+        if r["chapter"] not in chapters_seen:
+            chapters_seen.append(r["chapter"])
+    for ch in chapters_seen:
+        part = [r for r in table if r["chapter"] == ch]
+        text.append(f"### `{ch}`\n\n" + md_table(part, ["source", "what", "figure", "status", "hardware", "data",
+                                                         "gap", "note"]))
+    return "\n".join(text)
+
+
+def profile_for_status() -> config.Profile:
+    return config.resolve("replay")
