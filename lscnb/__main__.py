@@ -31,9 +31,10 @@ def _reproduce(args) -> int:
             for fig in figures:
                 if fig not in module.FIGURES:
                     raise SystemExit(f"chapter {name!r} has no figure {fig!r}; figures: {', '.join(module.FIGURES)}")
-                run_sweep(module.FIGURES[fig](profile.scale), profile, force=args.force or None,
-                          executor=args.executor, **_executor_options(args))
-                print(f"[{name}] {fig}: done ({time.perf_counter() - start:.0f} s)", flush=True)
+            # one sweep over every figure, in the module's order: an executor sees all missing runs at once
+            runs = [run for fig in figures for run in module.FIGURES[fig](profile.scale)]
+            run_sweep(runs, profile, force=args.force or None, executor=args.executor, **_executor_options(args))
+            print(f"[{name}] {len(runs)} runs of {', '.join(figures)}: done", flush=True)
         else:
             import papermill
 

@@ -136,7 +136,8 @@ def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None
         else:
             todo.append((run, store))
     stores = {run.key: store for run, store in todo}
-    bar = tqdm(total=len(todo), desc=f"{runs[0].figure if runs else 'sweep'} ({scale}, {executor})",
+    figures = sorted({r.figure for r in runs})
+    bar = tqdm(total=len(todo), desc=f"{','.join(figures)[:30] or 'sweep'} ({scale}, {executor})",
                disable=not progress or not todo, leave=False)
     for run, outcome in pool.map(todo, profile, scale, progress=progress):
         if isinstance(outcome, Result):
