@@ -160,6 +160,16 @@ def product_log_singular_values(matrices: torch.Tensor, k: int | None = None) ->
     return logs.sort(dim=-1, descending=True).values
 
 
+def stable_norm(v: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """Euclidean norm along ``dim`` scaled by the largest entry first, so that it does not underflow.
+
+    ``torch.linalg.vector_norm`` squares the entries: a float64 gradient of size 1e-200 has norm 0 there, which
+    ends a gradient profile at ~1e-154 (a vanishing RNN reaches that within a few hundred steps)."""
+    scale = v.abs().amax(dim=dim, keepdim=True)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    return (v / safe).norm(dim=dim) * scale.squeeze(dim)
+
+
 def gradient_norms_through_time(cell, x: torch.Tensor, loss: Callable[[torch.Tensor], torch.Tensor],
                                 state0: torch.Tensor | None = None) -> torch.Tensor:
     """``||dL/dh_t||`` for every step t, from one backward pass.
@@ -179,7 +189,7 @@ def gradient_norms_through_time(cell, x: torch.Tensor, loss: Callable[[torch.Ten
     if value.ndim != 0:
         raise ValueError(f"loss must return a scalar, got shape {tuple(value.shape)}")
     value.backward()
-    return torch.stack([s.grad.norm(dim=-1) for s in states], dim=1).detach()
+    return torch.stack([stable_norm(s.grad) for s in states], dim=1).detach()
 
 
 def grid_gradient_norms(stack, x: torch.Tensor, loss: Callable[[Sequence[torch.Tensor]], torch.Tensor]):
@@ -203,18 +213,26 @@ def grid_gradient_norms(stack, x: torch.Tensor, loss: Callable[[Sequence[torch.T
     if value.ndim != 0:
         raise ValueError(f"loss must return a scalar, got shape {tuple(value.shape)}")
     value.backward()
-    return torch.stack([torch.stack([grid[t][l].grad.norm(dim=-1) for l in range(len(stack.cells))], dim=-1)
+    return torch.stack([torch.stack([stable_norm(grid[t][l].grad) for l in range(len(stack.cells))], dim=-1)
                         for t in range(T)], dim=1).detach()
 
 
 def decay_rate(norms: torch.Tensor, *, start: int = 0, stop: int | None = None) -> torch.Tensor:
     """Per-step growth factor of a gradient profile: ``exp`` of the least-squares slope of ``log norms`` against
-    the distance from the end, over distances ``start..stop``. ``norms`` is (..., T) in time order."""
+    the distance from the end, over distances ``start..stop``. ``norms`` is (..., T) in time order.
+
+    Entries that underflowed to zero (or are not finite) are left out of the fit rather than clamped, which
+    would bend the slope; a profile with fewer than two usable points gets NaN."""
     checks.tensor(norms, "norms", min_dim=1)
-    logs = torch.log(norms.flip(-1).clamp_min(torch.finfo(norms.dtype).tiny))[..., start:stop]
-    if logs.shape[-1] < 2:
-        raise ValueError(f"need at least two points to fit a rate, got {logs.shape[-1]} (start={start}, stop={stop})")
-    k = torch.arange(logs.shape[-1], dtype=logs.dtype, device=logs.device)
-    kc = k - k.mean()
-    slope = ((logs - logs.mean(-1, keepdim=True)) * kc).sum(-1) / (kc ** 2).sum()
-    return torch.exp(slope)
+    values = norms.flip(-1)[..., start:stop]
+    if values.shape[-1] < 2:
+        raise ValueError(f"need at least two points to fit a rate, got {values.shape[-1]} (start={start}, stop={stop})")
+    ok = torch.isfinite(values) & (values > 0)
+    w = ok.to(values.dtype)
+    logs = torch.where(ok, torch.log(torch.where(ok, values, torch.ones_like(values))), torch.zeros_like(values))
+    k = torch.arange(values.shape[-1], dtype=values.dtype, device=values.device).expand_as(values)
+    n = w.sum(-1, keepdim=True)
+    kc = (k - (w * k).sum(-1, keepdim=True) / n) * w
+    lc = (logs - (w * logs).sum(-1, keepdim=True) / n) * w
+    slope = (lc * kc).sum(-1) / (kc ** 2).sum(-1)
+    return torch.where(n.squeeze(-1) >= 2, torch.exp(slope), torch.full_like(slope, float("nan")))

@@ -7,11 +7,13 @@ cd "$(dirname "$0")/.."
 source scripts/setup-env.sh
 profile="${LSCNB_PROFILE:-replay}"
 mkdir -p _build
-# the execution cache keys on code only: drop it when the profile changes
-if [ -f _build/.profile ] && [ "$(cat _build/.profile)" != "$profile" ]; then
-  rm -rf _build/.jupyter_cache
+# the execution cache keys on notebook code only: drop it when the profile, the results or the package change
+stamp="$profile $( (find results lscnb -type f \( -name '*.json' -o -name '*.npz' -o -name '*.py' \) -print0 2>/dev/null \
+  | sort -z | xargs -0 cksum) | cksum)"
+if [ ! -f _build/.stamp ] || [ "$(cat _build/.stamp)" != "$stamp" ]; then
+  rm -rf _build/.jupyter_cache _build/.doctrees  # sphinx re-reads only changed sources otherwise
 fi
-echo "$profile" > _build/.profile
+echo "$stamp" > _build/.stamp
 export LSCNB_PROFILE="$profile"
 jupyter-book build . "$@"
 echo "book built: $(pwd)/_build/html/index.html (profile $profile)"

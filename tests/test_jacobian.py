@@ -147,6 +147,28 @@ def test_decay_rate_recovers_geometric_profile():
     assert abs(float(jacobian.decay_rate(profile)) - 0.9) < 1e-12
 
 
+def test_decay_rate_ignores_underflowed_tail():
+    k = torch.arange(400, dtype=torch.float64)
+    profile = 0.5 ** k
+    profile[300:] = 0.0  # underflowed
+    rates = jacobian.decay_rate(torch.stack([profile.flip(0), torch.zeros(400, dtype=torch.float64)]))
+    assert abs(float(rates[0]) - 0.5) < 1e-12 and torch.isnan(rates[1])
+
+
+def test_gradient_norms_do_not_underflow():
+    """A linear RNN with gain 0.5 over 600 steps: the gradient reaches ~1e-180; its norm must not read 0."""
+    torch.manual_seed(0)
+    cell = RNNCell(8, 64, activation="linear", weight_scale=0.5, bias=False).double()
+    x = torch.randn(2, 600, 8, dtype=torch.float64)
+    norms = jacobian.gradient_norms_through_time(cell, x, lambda h: h[:, -1].sum())
+    assert bool((norms > 0).all()) and float(norms[:, 0].max()) < 1e-150
+    rate = jacobian.decay_rate(norms, start=20)
+    radius = float(jacobian.spectral_radius(cell.weight_hh.detach()))
+    assert torch.allclose(rate, torch.full_like(rate, radius), rtol=0.02)
+    v = torch.full((3, 5), 1e-200, dtype=torch.float64)
+    torch.testing.assert_close(jacobian.stable_norm(v), torch.full((3,), 5 ** 0.5 * 1e-200, dtype=torch.float64))
+
+
 @pytest.mark.parametrize("bad", [torch.zeros(3, 4), torch.zeros(4)])
 def test_spectral_radius_rejects_non_square(bad):
     with pytest.raises(ValueError, match="matrices"):
