@@ -1,0 +1,243 @@
+"""Mean-field theory of gated RNNs: the unified cell, the maps, chi, xi, Jacobian moments, population dynamics.
+
+Reference numbers are the spec's independent re-implementation (``shared/specs/meanfield.md`` section 7).
+"""
+import math
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb.models import GRUCell, LSTMCell
+from lscnb.models.unified import (GatedClassifier, Theta, critical_theta, fresh_product, gated_step,
+                                  pair_statistics, sample_weights, simulate_pair, standard_theta, uniform_theta)
+from lscnb.theory import meanfield as mf
+
+PEEP = uniform_theta("peephole", 1.0, 1.0, {"f": 1.0})
+
+
+def gru(mu_f, **mu):
+    return Theta("gru", {"f": 1.0, "r": 1.0, "r2": 2.0}, {"f": 0.5, "r": 0.5, "r2": 0.5}, {"f": mu_f, **mu})
+
+
+# ------------------------------------------------------------------------------------------- reference numbers
+def test_peephole_fixed_point_and_time_scale():
+    st = mf.fixed_point(PEEP, 1.0, 0.0)
+    assert st.Q == pytest.approx(0.2733, abs=2e-4) and abs(st.C) < 1e-6
+    assert mf.chi(PEEP, 1.0, 0.0) == pytest.approx(0.555, abs=1e-3)
+    assert mf.time_scale(PEEP, 1.0, 0.0) == pytest.approx(1.70, abs=0.01)
+    assert mf.time_scale(uniform_theta("peephole", 4.0, 1.0, {"f": 1.0})) == pytest.approx(2.24, abs=0.01)
+    assert mf.time_scale(uniform_theta("peephole", 0.25, 1.0, {"f": 1.0})) == pytest.approx(1.46, abs=0.01)
+
+
+def test_peephole_trajectory_matches_reference():
+    traj = mf.trajectory(PEEP, 11, mf.State(0.0, 1.0, 1.0))
+    for t, ref in ((1, 0.6782), (2, 0.5009), (3, 0.4019), (6, 0.2969), (11, 0.2747)):
+        assert traj[t].Q == pytest.approx(ref, abs=2e-4)
+
+
+def test_critical_and_standard_initialisations():
+    crit = critical_theta("peephole")
+    assert mf.chi(crit) == pytest.approx(1 / (1 + math.exp(-5)) ** 2 + 2.5e-6, rel=1e-6)
+    assert mf.xi(mf.chi(crit)) == pytest.approx(74.47, abs=0.05)
+    std = standard_theta("peephole", d=1, n=600)
+    assert std.n2("f") == pytest.approx(2 / 2401)
+    assert mf.chi(std, 1.0, 0.0) == pytest.approx(0.783, abs=1e-3)
+    assert mf.time_scale(std) == pytest.approx(4.10, abs=0.01)
+    assert mf.fixed_point(std, 1.0, 0.0).Q == pytest.approx(9.6e-4, rel=0.01)
+
+
+@pytest.mark.parametrize("mu_f,Q,chi0,chi1", [(-1, 0.1785, 0.207, 0.2978), (1, 0.0625, 0.525, 0.5706),
+                                              (3, 0.0127, 0.8875, 0.8912)])
+def test_gru_fig5_reference(mu_f, Q, chi0, chi1):
+    th = gru(float(mu_f))
+    assert mf.fixed_point(th, 1.0, 1.0).Q == pytest.approx(Q, abs=2e-4)
+    assert mf.chi(th, 1.0, 0.0) == pytest.approx(chi0, abs=1e-3)
+    assert mf.chi(th, 1.0, 1.0) == pytest.approx(chi1, abs=1e-3)
+
+
+def test_gru_chi_correction_matters_when_mu_r2_is_not_zero():
+    """Spec fix 5: the printed A.3.1 drops -2 mu* E[tanh u_r2]; the finite difference agrees with the fix."""
+    th = Theta("gru", {"f": 2.0, "r": 1.0, "r2": 2.0}, {"f": 0.5, "r": 0.5, "r2": 0.5}, {"f": 1.0, "r": 0.5, "r2": 1.0})
+    st = mf.fixed_point(th)
+    assert st.mu == pytest.approx(0.5768, abs=2e-4) and st.Q == pytest.approx(0.3920, abs=2e-4)
+    assert mf.chi(th) == pytest.approx(0.57173, abs=2e-5)
+    assert mf.chi(th, paper=True) == pytest.approx(0.61736, abs=2e-5)
+    assert mf.chi_numeric(th) == pytest.approx(mf.chi(th), abs=1e-5)
+
+
+def test_gru_a_time_scales():
+    ref = [0.41, 0.50, 0.77, 1.40, 2.95, 6.91, 17.5, 46.0, 123]
+    got = [mf.time_scale(uniform_theta("gru", 1.0, 1.0, {"f": float(m)})) for m in range(-2, 7)]
+    np.testing.assert_allclose(got, ref, rtol=0.01)
+
+
+# ------------------------------------------------------------------------------------------- identities
+@pytest.mark.parametrize("theta", [PEEP, uniform_theta("peephole", 4.0, 1.0, {"f": 1.0}, ), gru(1.0), gru(3.0),
+                                   uniform_theta("vanilla", 1.5, 0.5)])
+def test_analytic_chi_equals_finite_difference(theta):
+    for Sz in (0.0, 0.5):
+        assert mf.chi(theta, 1.0, Sz) == pytest.approx(mf.chi_numeric(theta, 1.0, Sz), abs=1e-4)
+
+
+@pytest.mark.parametrize("theta", [PEEP, gru(1.0), gru(3.0)])
+def test_lemma1_chi_at_C1_is_m1(theta):
+    assert mf.chi(theta, 1.0, 1.0) == pytest.approx(mf.jacobian_moments(theta)["m1"], rel=1e-3)
+
+
+def test_map_contracts_toward_C1_at_rate_chi():
+    """(T2): under Sz = 1 from Q*, (1 - C^{t+1}) / (1 - C^t) tends to chi."""
+    th = gru(1.0)
+    st = mf.fixed_point(th, 1.0, 1.0)
+    s = mf.State(st.mu, st.Q, st.mu ** 2 + 0.999 * (st.Q - st.mu ** 2))
+    for _ in range(30):
+        new = mf.step(th, s, 1.0, 1.0)
+        ratio = (1 - new.C) / (1 - s.C)
+        s = new
+    assert ratio == pytest.approx(mf.chi(th, 1.0, 1.0), abs=1e-3)
+
+
+def test_lemma3_peephole_C_map_is_convex():
+    th = uniform_theta("peephole", 2.0, 1.0, {"f": 1.0, "r": 0.5, "i": 0.3})
+    st = mf.fixed_point(th, 1.0, 0.3)
+    Cs = np.linspace(0, 1, 41)
+    var = st.Q - st.mu ** 2
+    out = [mf.step(th, mf.State(st.mu, st.Q, st.mu ** 2 + c * var), 1.0, 0.3).q for c in Cs]
+    assert np.min(np.diff(out, 2)) >= -1e-8
+
+
+def test_jacobian_variance_corrected_vs_printed():
+    m = mf.jacobian_moments(PEEP)
+    assert m["m1"] == pytest.approx(0.672, abs=1e-3)
+    assert m["var"] == pytest.approx(0.2728, rel=0.01) and m["var_paper"] == pytest.approx(0.2960, rel=0.01)
+    big = mf.jacobian_moments(uniform_theta("peephole", 4.0, 1.0, {"f": 1.0}))
+    assert big["m1"] == pytest.approx(1.049, rel=0.005) and big["var"] == pytest.approx(1.397, rel=0.02)
+
+
+def test_perpetuity_second_moment_is_the_fixed_point_Q():
+    th = PEEP
+    st = mf.fixed_point(th, 1.0, 1.0)
+    g = {k: mf._gate(th, k, st.Q, st.Q, 1.0, 1.0)[:2] for k in "ifr"}
+    EY = [mf.e1(lambda x, j=j: mf.sig(x) ** j, *g["f"]) for j in range(3)]
+    EZ = [mf.e1(lambda x, j=j: mf.sig(x) ** j, *g["i"]) * mf.e1(lambda x, j=j: np.tanh(x) ** j, *g["r"]) for j in range(3)]
+    assert mf._perpetuity_moments(EY, EZ, 2)[2] == pytest.approx(st.Q, rel=1e-9)
+
+
+def test_xi_edges():
+    assert mf.xi(1.0) == math.inf and math.isnan(mf.xi(1.2)) and mf.xi(math.exp(-1)) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------------------- cells and simulation
+def test_lstm_arch_equals_torch_layout_lstm_cell():
+    torch.manual_seed(0)
+    n, d, B = 6, 3, 4
+    ref = LSTMCell(d, n).double()
+    W = dict(zip("ifro", ref.weight_hh.detach().T.split(n, dim=1)))
+    U = dict(zip("ifro", ref.weight_ih.detach().T.split(n, dim=1)))
+    b = dict(zip("ifro", (ref.bias_ih + ref.bias_hh).detach().split(n)))
+    s, z = torch.randn(B, 2 * n, dtype=torch.float64), torch.randn(B, d, dtype=torch.float64)
+    torch.testing.assert_close(gated_step("lstm", s, z, W, U, b), ref(s, z))
+
+
+def test_gru_arch_resets_before_the_product():
+    """The paper's GRU (1c) puts the reset inside: W_r2 (sig(u_r) h), not sig(u_r) (W_r2 h) as torch does."""
+    torch.manual_seed(1)
+    th = uniform_theta("gru", 1.0, 1.0)
+    W, U, b = sample_weights(th, 5, 2)
+    h, z = torch.randn(3, 5, dtype=torch.float64), torch.randn(3, 2, dtype=torch.float64)
+    f, r = torch.sigmoid(h @ W["f"] + z @ U["f"]), torch.sigmoid(h @ W["r"] + z @ U["r"])
+    expected = f * h + (1 - f) * torch.tanh((r * h) @ W["r2"] + z @ U["r2"])
+    torch.testing.assert_close(gated_step("gru", h, z, W, U, b), expected)
+    assert GRUCell is not None  # torch-layout GRU exists separately (reset after the product)
+
+
+def test_fresh_product_has_the_gram_covariance():
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 50, dtype=torch.float64, generator=gen)
+    x[1] = 0.6 * x[0] + 0.8 * x[1]
+    out = fresh_product(x, 2.0, 200_000, gen)
+    cov = torch.cov(out)
+    torch.testing.assert_close(cov, 2.0 * x @ x.T / 50, rtol=0.02, atol=0.02)
+
+
+def test_untied_network_follows_the_mean_field():
+    """(T1) at N = 1000: Q within 10%, C within 0.07 of the map, for a GRU over 30 steps."""
+    th = gru(1.0)
+    gen = torch.Generator().manual_seed(3)
+    z = torch.randn(2, 30, 1000, generator=gen, dtype=torch.float64)
+    stats = pair_statistics(simulate_pair(th, 1000, z, tied=False, seed=0), "gru")
+    traj = mf.trajectory(th, 30, mf.State(0.0, 1.0, 1.0), 1.0, 0.0)
+    Q = np.array([s.Q for s in traj])
+    C = np.array([s.C for s in traj])
+    assert np.max(np.abs(stats["Q"].numpy() / Q - 1)) < 0.1
+    assert np.max(np.abs(stats["C"].numpy() - C)) < 0.07
+
+
+def test_population_dynamics_second_moment():
+    th = uniform_theta("lstm", 1.0, 1.0, {"f": 2.0})
+    out = mf.population(th, 60, samples=20_000, seed=0)
+    assert out["c"].shape == (20_000,) and 0 < out["Q"][-1] < 1
+    assert abs(out["Q"][-1] / out["Q"][-10] - 1) < 0.05  # stationary by then
+
+
+def test_classifier_shapes_and_independent_models():
+    thetas = [uniform_theta("gru", 1.0, 1.0, {"f": m}) for m in (0.0, 2.0)]
+    model = GatedClassifier(thetas, 8, 5, 4, 3, untied=True, seed=0)
+    x = torch.randn(7, 4, 5)
+    logits = model(x)
+    assert logits.shape == (2, 7, 3)
+    logits[0].sum().backward()
+    assert model.W["f"].grad[1].abs().max() == 0  # model 1 does not feel model 0's loss
+    tied = GatedClassifier(thetas, 8, 5, 4, 3, untied=False)
+    assert tied.W["f"].shape == (2, 1, 8, 8)
+    peep = GatedClassifier([PEEP], 8, 5, 4, 3)
+    assert peep(x).shape == (1, 7, 3)
+
+
+def test_bad_arguments_name_themselves():
+    with pytest.raises(ValueError, match="arch"):
+        uniform_theta("transformer")
+    with pytest.raises(ValueError, match="sigma2"):
+        Theta("gru", {"o": 1.0})
+    with pytest.raises(ValueError, match="nu2 must be non-negative"):
+        Theta("gru", {}, {"f": -1.0})
+    with pytest.raises(ValueError, match="inputs"):
+        simulate_pair(PEEP, 4, torch.zeros(3, 2, 4), tied=False)
+    with pytest.raises(ValueError, match="steps"):
+        mf.trajectory(PEEP, 0, mf.State(0, 1, 1))
+    with pytest.raises(ValueError, match="population"):
+        mf.step(uniform_theta("lstm"), mf.State(0, 1, 1))
+    with pytest.raises(ValueError, match="x must be"):
+        GatedClassifier([PEEP], 8, 5, 4, 3)(torch.zeros(2, 3, 5))
+
+
+# ------------------------------------------------------------------------------------------- the chapter's runs
+def test_chapter_runs_at_full_configuration_shrunk():
+    """Every figure's run function on its full-profile config with tiny sizes (so a GPU batch meets no bug)."""
+    from lscnb.experiments import meanfield as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    shrink = dict(width=24, seeds=1, steps=12, samples=500, iters=3, length=4)
+    for name, build in ex.FIGURES.items():
+        run = build("full")[0]
+        cfg = {k: (shrink[k] if k in shrink and k != "length" else v) for k, v in run.config.items()}
+        if name == "heatmap":
+            cfg.update(length=3, source="sklearn", limit=200)
+        if name == "backprop":
+            cfg["length"] = 10
+        out = run.fn(cfg, ctx)
+        assert out and all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in out.values()
+                           if isinstance(v, (float, np.ndarray)) and np.asarray(v).dtype.kind == "f"), name
+    assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+
+
+@pytest.mark.parametrize("source", ["sklearn", "mnist"])
+def test_padded_digits_are_standardised(source):
+    from lscnb.data.padded import padded_sequences, standardised_digits
+    x, y, what = standardised_digits(source, pool=2, limit=300)
+    assert x.shape == (300, 64 if source == "sklearn" else 196) and len(y) == 300 and what
+    assert float(x.pow(2).mean()) == pytest.approx(1.0, rel=1e-5)
+    seq = padded_sequences(x[:4], 5, generator=torch.Generator().manual_seed(0))
+    assert seq.shape == (4, 5, x.shape[1]) and torch.equal(seq[:, 0], x[:4])
+    with pytest.raises(ValueError, match="length"):
+        padded_sequences(x[:4], 0)
