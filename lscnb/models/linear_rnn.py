@@ -1,0 +1,177 @@
+"""Linear recurrent networks of the curse-of-memory teacher-student task (Zucchet & Orvieto 2024, Sec. 4.2).
+
+Every model here is linear and time-invariant, ``h_{t+1} = A h_t + B x_{t+1}``, ``y_t = C h_t + D x_t``, so its
+output is a causal convolution ``y_t = sum_k K_k x_{t-k} + D x_t`` with kernel ``K_k = C A^k B``. Training uses
+the kernel and an FFT (``forward``), which is exact and fast; ``forward_recurrent`` runs the recurrence step by
+step through :func:`lscnb.kernels.linear_scan` for diagonal models, as a check (they agree to float64 round-off).
+
+- ``DenseLinearRNN``: a dense real A (optionally ``heads`` independent blocks: the block-diagonal ablation);
+- ``DiagonalLRU``: complex diagonal ``lam = exp(-exp(w_nu) + i exp(w_theta))`` with a learned input
+  normalisation ``gamma = exp(w_gamma)`` initialised to ``sqrt(1 - |lam|^2)`` (the LRU); ``param="default"``
+  learns Re/Im of lam directly and ``gamma=False`` drops the normalisation.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from .. import checks
+from ..kernels import linear_scan
+
+
+def causal_conv(x: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+    """``y_t = sum_{k<=t} kernel_k x_{t-k}`` along the last axis of ``x`` (B, T), by FFT."""
+    T = x.shape[-1]
+    n = 2 * T
+    return torch.fft.irfft(torch.fft.rfft(x, n=n) * torch.fft.rfft(kernel[:T], n=n), n=n)[..., :T]
+
+
+def power_vectors(A: torch.Tensor, b: torch.Tensor, T: int) -> torch.Tensor:
+    """``[b, A b, ..., A^(T-1) b]`` (T, ..., n) for ``A`` (..., n, n) and ``b`` (..., n), by doubling:
+    O(T n^2) work in log2(T) batched products, differentiable."""
+    T = checks.positive_int(T, "T")
+    vecs, step = b.unsqueeze(0), A
+    while vecs.shape[0] < T:
+        vecs = torch.cat([vecs, (step.unsqueeze(0) @ vecs.unsqueeze(-1)).squeeze(-1)], dim=0)
+        step = step @ step
+    return vecs[:T]
+
+
+def remap_eigenvalues(A: np.ndarray, nu0: float, theta0: float = math.pi) -> np.ndarray:
+    """Eq. 15: eigenvalues ``lam -> (nu0 + (1 - nu0) tanh|lam|) exp(i angle(lam) theta0 / pi)``, eigenvectors kept;
+    conjugate pairs stay pairs, so the result is real (float64, on the CPU)."""
+    lam, V = np.linalg.eig(A)
+    mag = nu0 + (1 - nu0) * np.tanh(np.abs(lam))
+    new = mag * np.exp(1j * np.angle(lam) * theta0 / math.pi)
+    return np.real(V @ np.diag(new) @ np.linalg.inv(V))
+
+
+class DenseLinearRNN(nn.Module):
+    """Dense (or block-diagonal, ``heads`` > 1) real linear RNN with scalar input and output.
+
+    A starts as ``randn / sqrt(block)`` per block with eigenvalue moduli squashed by tanh (nu0 = 0, as in the
+    paper's code); B, C, D follow Flax's LeCun-normal defaults (std 1, 1/sqrt(n), 1)."""
+
+    def __init__(self, n: int = 64, *, heads: int = 1, seed: int = 0, dtype=torch.float32):
+        super().__init__()
+        self.n, self.heads = checks.positive_int(n, "n"), checks.positive_int(heads, "heads")
+        if n % heads:
+            raise ValueError(f"heads must divide n, got n={n}, heads={heads}")
+        rng = np.random.default_rng(seed)
+        size = n // heads
+        blocks = [remap_eigenvalues(rng.standard_normal((size, size)) / math.sqrt(size), 0.0) for _ in range(heads)]
+        self.A = nn.Parameter(torch.tensor(np.stack(blocks), dtype=dtype))
+        self.B = nn.Parameter(torch.tensor(rng.standard_normal(n), dtype=dtype))
+        self.C = nn.Parameter(torch.tensor(rng.standard_normal(n) / math.sqrt(n), dtype=dtype))
+        self.D = nn.Parameter(torch.tensor(rng.standard_normal(), dtype=dtype))
+
+    def kernel(self, T: int) -> torch.Tensor:
+        """``K_k = C A^k B`` for k < T."""
+        s = self.n // self.heads
+        v = power_vectors(self.A, self.B.view(self.heads, s), T)  # (T, heads, s)
+        return torch.einsum("hi,thi->t", self.C.view(self.heads, s), v)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Outputs (batch, T) for scalar inputs (batch, T)."""
+        checks.tensor(x, "x", ndim=2)
+        return causal_conv(x, self.kernel(x.shape[-1])) + self.D * x
+
+    def forward_recurrent(self, x: torch.Tensor) -> torch.Tensor:
+        """The same outputs by running the recurrence step by step (the check of ``forward``)."""
+        A = torch.block_diag(*self.A)
+        h = torch.zeros(x.shape[0], self.n, dtype=x.dtype)
+        ys = []
+        for t in range(x.shape[1]):
+            h = h @ A.T + x[:, t:t + 1] * self.B
+            ys.append(h @ self.C + self.D * x[:, t])
+        return torch.stack(ys, dim=1)
+
+
+class DiagonalLRU(nn.Module):
+    """Complex diagonal linear RNN with scalar input/output: the LRU (``param="exp"``, ``gamma=True``) and its
+    ablations. Moduli start uniform on the ring ``[nu0, 1]``, phases uniform in ``(-theta0, theta0)``."""
+
+    def __init__(self, n: int = 64, *, nu0: float = 0.0, theta0: float = math.pi, param: str = "exp",
+                 gamma: bool = True, seed: int = 0, dtype=torch.float32):
+        super().__init__()
+        self.n = checks.positive_int(n, "n")
+        self.param, self.use_gamma = checks.one_of(param, ("exp", "default"), "param"), gamma
+        if not 0 <= nu0 < 1:
+            raise ValueError(f"nu0 must lie in [0, 1), got {nu0}")
+        g = torch.Generator().manual_seed(seed)
+        u = torch.rand(n, generator=g, dtype=torch.float64)
+        nu = torch.sqrt(u * (1 - nu0 ** 2) + nu0 ** 2).clamp(max=1 - 1e-7)
+        theta = torch.remainder((2 * torch.rand(n, generator=g, dtype=torch.float64) - 1) * theta0, 2 * math.pi)
+        theta = theta.clamp_min(1e-7)
+        if param == "exp":
+            self.w_nu = nn.Parameter(torch.log(-torch.log(nu)).to(dtype))
+            self.w_theta = nn.Parameter(torch.log(theta).to(dtype))
+        else:
+            self.lam_re = nn.Parameter((nu * torch.cos(theta)).to(dtype))
+            self.lam_im = nn.Parameter((nu * torch.sin(theta)).to(dtype))
+        self.w_gamma = nn.Parameter(torch.log(torch.sqrt(1 - nu ** 2)).to(dtype)) if gamma else None
+        self.B_re = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
+        self.B_im = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
+        self.C_re = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
+        self.C_im = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
+        self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
+
+    def eigenvalues(self) -> torch.Tensor:
+        if self.param == "exp":
+            return torch.exp(torch.complex(-torch.exp(self.w_nu), torch.exp(self.w_theta)))
+        return torch.complex(self.lam_re, self.lam_im)
+
+    def _input(self) -> torch.Tensor:
+        b = torch.complex(self.B_re, self.B_im)
+        return b * torch.exp(self.w_gamma) if self.use_gamma else b
+
+    def kernel(self, T: int) -> torch.Tensor:
+        """``K_k = Re(sum_i C_i lam_i^k gamma_i B_i)`` for k < T."""
+        k = torch.arange(checks.positive_int(T, "T"), dtype=self.D.dtype, device=self.D.device)
+        lam = self.eigenvalues()
+        powers = torch.exp(k[:, None] * torch.log(lam)[None, :])
+        return torch.real(powers @ (torch.complex(self.C_re, self.C_im) * self._input()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        checks.tensor(x, "x", ndim=2)
+        return causal_conv(x, self.kernel(x.shape[-1])) + self.D * x
+
+    def forward_recurrent(self, x: torch.Tensor) -> torch.Tensor:
+        """The recurrence through ``lscnb.kernels.linear_scan`` (the check of ``forward``)."""
+        lam = self.eigenvalues()
+        drive = x.to(lam.dtype).unsqueeze(-1) * self._input()  # (batch, T, n)
+        h = linear_scan(lam.expand_as(drive), drive, dim=1)
+        return torch.real(h @ torch.complex(self.C_re, self.C_im)) + self.D * x
+
+
+class Teacher:
+    """The linear teacher of Sec. 4.2: ``n`` = 10 units, eigenvalue moduli in ``[nu0, nu0 + (1 - nu0) tanh(~1.2)]``
+    (eq. 15), float64. ``sample(batch, T, generator)`` returns white-noise inputs and the teacher's outputs."""
+
+    def __init__(self, n: int = 10, *, nu0: float = 0.9, theta0: float = math.pi, seed: int = 0):
+        self.n = checks.positive_int(n, "n")
+        if not 0 <= nu0 < 1:
+            raise ValueError(f"nu0 must lie in [0, 1), got {nu0}")
+        rng = np.random.default_rng(seed)
+        self.A = torch.tensor(remap_eigenvalues(rng.standard_normal((n, n)) / math.sqrt(n), nu0, theta0))
+        self.B = torch.tensor(rng.standard_normal(n))
+        self.C = torch.tensor(rng.standard_normal(n) / math.sqrt(n))
+        self.D = torch.tensor(rng.standard_normal())
+        self._kernels = {}
+
+    def kernel(self, T: int) -> torch.Tensor:
+        if T not in self._kernels:
+            self._kernels[T] = power_vectors(self.A, self.B, T) @ self.C
+        return self._kernels[T]
+
+    def output_variance(self, T: int = 10_000) -> float:
+        """``Var(y*) = sum_k K_k^2 + D^2`` for unit white noise (the scale of the normalised loss)."""
+        return float(self.kernel(T).pow(2).sum() + self.D ** 2)
+
+    def sample(self, batch: int, T: int, generator=None, dtype=torch.float32):
+        x = torch.randn(batch, T, generator=generator, dtype=torch.float64)
+        y = causal_conv(x, self.kernel(T)) + self.D * x
+        return x.to(dtype), y.to(dtype)

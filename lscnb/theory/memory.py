@@ -1,0 +1,170 @@
+"""The curse of memory (Zucchet & Orvieto 2024): closed forms for a linear diagonal recurrence.
+
+For ``h_{t+1} = lam h_t + x_{t+1}`` driven by a stationary input with autocorrelation ``R_x(D) = rho^|D|`` (AR(1)
+with unit variance; rho = 0 is white noise, rho = 1 a constant input), the hidden state and its sensitivity
+``s = dh/dlam`` (with ``s_{t+1} = lam s_t + h_t``) have stationary second moments
+
+    E|h|^2 = (1 - rho^2 |lam|^2) / (|1 - rho lam|^2 (1 - |lam|^2))                              (eq. 48)
+    E|s|^2 = S_rho(lam, conj(lam))                                                     (eq. 59, corrected)
+
+with ``S_rho = d_a d_b F_rho`` and ``F_rho(a, b) = (1 - rho^2 a b) / ((1 - a b)(1 - rho a)(1 - rho b))``. The paper's
+printed eq. 59 (and eq. 134) is exact only at rho = 0 and rho = 1; ``sensitivity_variance_printed`` keeps it so
+the chapter can show the difference.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .. import checks
+
+
+def _check(lam, rho):
+    lam = np.asarray(lam, dtype=complex)
+    rho = np.asarray(rho, dtype=float)
+    if np.any(np.abs(lam) >= 1):
+        raise ValueError(f"lam must lie inside the unit disc (|lam| < 1), got {lam}")
+    if np.any((rho < 0) | (rho > 1)):
+        raise ValueError(f"rho must lie in [0, 1], got {rho}")
+    return lam, rho
+
+
+def _real_if_possible(x):
+    x = np.asarray(x)
+    return x.real if np.iscomplexobj(x) else x
+
+
+def hidden_variance(lam, rho=0.0):
+    """``E|h|^2`` of the stationary recurrence (eq. 48)."""
+    lam, rho = _check(lam, rho)
+    p = np.abs(lam) ** 2
+    return (1 - rho ** 2 * p) / (np.abs(1 - rho * lam) ** 2 * (1 - p))
+
+
+def sensitivity_variance(lam, rho=0.0):
+    """``E|dh/dlam|^2`` (the corrected eq. 59): with ``p = |lam|^2`` and ``sigma = 2 Re lam``,
+    ``[1 + p(1 - 4 rho^2) + p^2(4 rho^2 - rho^4) - rho^4 p^3 - 2 rho (1 - rho^2) p sigma]
+    / [(1 - p)^3 |1 - rho lam|^4]``."""
+    lam, rho = _check(lam, rho)
+    p, sigma, r2 = np.abs(lam) ** 2, 2 * lam.real, rho ** 2
+    num = 1 + p * (1 - 4 * r2) + p ** 2 * (4 * r2 - r2 ** 2) - r2 ** 2 * p ** 3 - 2 * rho * (1 - r2) * p * sigma
+    return _real_if_possible(num / ((1 - p) ** 3 * np.abs(1 - rho * lam) ** 4))
+
+
+def sensitivity_variance_printed(lam, rho=0.0):
+    """Eq. 59 exactly as printed in the paper (wrong for 0 < rho < 1; kept to show the erratum)."""
+    lam, rho = _check(lam, rho)
+    p = np.abs(lam) ** 2
+    num = ((1 - rho) * (1 + p) + rho ** 2 * (1 - p) ** 3
+           + rho * (1 - rho) * p * (rho * p * (1 + p) - 2 * lam - 2 * np.conj(lam)))
+    return _real_if_possible(num / ((1 - p) ** 3 * np.abs(1 - rho * lam) ** 4))
+
+
+def series_moments(lam: complex, rho: float, terms: int | None = None) -> tuple[float, float]:
+    """``E|h|^2`` and ``E|s|^2`` from the truncated double series ``sum_{n,m} c_n conj(c_m) rho^|n-m|`` with
+    ``c_n = lam^n`` and ``n lam^(n-1)``: the brute-force check of the closed forms (``terms`` >= 40 / (1 - |lam|))."""
+    lam, rho = _check(lam, rho)
+    lam, rho = complex(lam), float(rho)
+    terms = checks.positive_int(terms or int(40 / (1 - abs(lam))) + 1, "terms")
+    n = np.arange(terms)
+    out = []
+    for c in (lam ** n, n * lam ** np.maximum(n - 1, 0)):
+        # sum_{n,m} c_n conj(c_m) rho^|n-m| = sum_n |c_n|^2 + 2 Re sum_{D>=1} rho^D sum_n c_{n+D} conj(c_n)
+        total = np.sum(np.abs(c) ** 2)
+        if rho > 0:
+            lags = np.arange(1, terms)
+            weights = rho ** lags
+            keep = weights > 1e-18
+            for D, w in zip(lags[keep], weights[keep]):
+                total += 2 * w * np.real(np.sum(c[D:] * np.conj(c[:-D])))
+        out.append(float(total))
+    return out[0], out[1]
+
+
+def burn_in(lam, rho: float) -> int:
+    """Steps for the recurrence and its sensitivity to reach stationarity: 10/(1-|lam|) + 5/(1-rho)."""
+    extra = 0 if rho >= 1 else 5 / (1 - rho)
+    return int(math.ceil(10 / (1 - abs(complex(lam))) + extra))
+
+
+def monte_carlo(lam: complex, rho: float, chains: int = 8192, steps: int | None = None, *, seed: int = 0,
+                device="cpu") -> tuple[float, float]:
+    """Monte Carlo ``E|h|^2`` and ``E|s|^2`` after ``steps`` (default ``burn_in``) steps from h = s = 0, with the
+    AR(1) input started in its stationary law (complex inputs for complex ``lam``, ``E|x|^2 = 1``)."""
+    lam, rho = _check(lam, rho)
+    lam, rho = complex(lam), float(rho)
+    chains = checks.positive_int(chains, "chains")
+    steps = checks.positive_int(steps or burn_in(lam, rho), "steps")
+    gen = torch.Generator(device=device).manual_seed(seed)
+    cplx = lam.imag != 0
+
+    def noise():
+        if cplx:
+            return torch.complex(*(torch.randn(2, chains, generator=gen, dtype=torch.float64, device=device)
+                                   / math.sqrt(2)))
+        return torch.randn(chains, generator=gen, dtype=torch.float64, device=device)
+
+    lam_t = lam if cplx else lam.real
+    x = noise()
+    h = torch.zeros_like(x)
+    s = torch.zeros_like(x)
+    for _ in range(steps):
+        x = rho * x + math.sqrt(1 - rho ** 2) * noise()
+        s = lam_t * s + h
+        h = lam_t * h + x
+    return float(h.abs().pow(2).mean()), float(s.abs().pow(2).mean())
+
+
+def monte_carlo_reparametrised(lam: float, rho: float, chains: int = 8192, steps: int | None = None, *,
+                                seed: int = 0) -> float:
+    """Monte Carlo ``E[(dh/domega)^2]`` for the normalised recurrence ``h_{t+1} = lam h_t + gamma x_{t+1}`` with
+    ``lam = exp(-exp(omega))`` and ``gamma = sqrt(1 - lam^2)`` detached, by forward-mode autodiff through the
+    whole recurrence (real lam): the independent check of ``normalised_sensitivity``."""
+    import torch.autograd.forward_ad as fwAD
+    lam, rho = _check(lam, rho)
+    lam, rho = float(lam.real), float(rho)
+    chains = checks.positive_int(chains, "chains")
+    steps = checks.positive_int(steps or burn_in(lam, rho), "steps")
+    gen = torch.Generator().manual_seed(seed)
+    gamma = math.sqrt(1 - lam ** 2)
+    x = torch.randn(chains, generator=gen, dtype=torch.float64)
+    with fwAD.dual_level():
+        omega = fwAD.make_dual(torch.tensor(math.log(-math.log(lam)), dtype=torch.float64),
+                               torch.tensor(1.0, dtype=torch.float64))
+        lam_w = torch.exp(-torch.exp(omega))
+        h = torch.zeros(chains, dtype=torch.float64)
+        for _ in range(steps):
+            x = rho * x + math.sqrt(1 - rho ** 2) * torch.randn(chains, generator=gen, dtype=torch.float64)
+            h = lam_w * h + gamma * x
+        tangent = fwAD.unpack_dual(h).tangent
+    return float(tangent.pow(2).mean())
+
+
+def normalised_sensitivity(lam, rho=0.0, *, param: str = "exp"):
+    """``gamma^2 (dnu/domega)^2 E|s|^2`` with ``gamma = sqrt(1 - |lam|^2)`` (detached) and ``nu = exp(-exp(omega))``
+    (``param="exp"``, the LRU's, so ``dnu/domega = nu log nu``) or ``nu = omega`` (``"none"``): Fig. 2B."""
+    checks.one_of(param, ("exp", "none"), "param")
+    lam_c, _ = _check(lam, rho)
+    nu = np.abs(lam_c)
+    dnu = nu * np.log(nu) if param == "exp" else np.ones_like(nu)
+    return (1 - nu ** 2) * dnu ** 2 * sensitivity_variance(lam, rho)
+
+
+def landscape_real(lam, lam_star):
+    """Fig. 1B: the 1-D teacher-student loss ``1/2 E[(h_lam - h_lam*)^2]`` for white-noise input, real lam."""
+    lam, _ = _check(lam, 0.0)
+    lam_star, _ = _check(lam_star, 0.0)
+    lam, lam_star = lam.real, lam_star.real
+    return 0.5 * (1 / (1 - lam ** 2) + 1 / (1 - lam_star ** 2) - 2 / (1 - lam * lam_star))
+
+
+def landscape_angle(theta, lam_star):
+    """Fig. 1C: the same loss for a complex student ``|lam*| e^{i theta}`` against the real teacher ``lam*``,
+    comparing real parts of the outputs for complex white noise of unit variance: ``1/2 E|h - h*|^2``."""
+    theta = np.asarray(theta, dtype=float)
+    r = float(np.abs(lam_star))
+    lam = r * np.exp(1j * theta)
+    cross = np.real(1 / (1 - lam * np.conj(complex(lam_star))))
+    return 0.5 * (2 / (1 - r ** 2) - 2 * cross)
