@@ -1,0 +1,134 @@
+"""roaFNN / roaRNN: semi-orthogonal filters, layer Jacobians, the corrected bounds and their counterexample."""
+import math
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb import jacobian
+from lscnb.data.moons import double_moon
+from lscnb.models.roa import RoaFNN, RoaRNNCell, semi_orthogonal
+from lscnb.theory import roa as bounds
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (1, 2), (2, 1), (190, 190), (64, 16), (16, 64)])
+@pytest.mark.parametrize("method", ["paper", "haar", "perm", "identity"])
+def test_semi_orthogonal(shape, method):
+    q = semi_orthogonal(*shape, method=method, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    n, m = shape
+    gram = q.T @ q if n >= m else q @ q.T
+    torch.testing.assert_close(gram, torch.eye(min(n, m), dtype=torch.float64), atol=1e-10, rtol=0)
+
+
+def test_layer_jacobian_is_eq14():
+    net = RoaFNN(6, 6, 1, 8, rho=2.0, init_std=None, seed=3).double()
+    x = torch.randn(6, dtype=torch.float64)
+    analytic = net.hidden_jacobians(x)
+    h = net.layer(x.unsqueeze(0), net.W_in, net.b_in, net.O_in)[0]
+    auto = torch.func.jacrev(lambda v: net.layer(v.unsqueeze(0), net.W_h[0], net.b_h[0], net.O_h[0])[0])(h)
+    torch.testing.assert_close(analytic[0], auto)
+
+
+def test_gradient_is_alpha_times_vanilla():
+    """Eq. 13: with the same W, b, input and upstream gradient, a roa layer's weight gradient is alpha times the
+    vanilla layer's."""
+    net = RoaFNN(4, 4, 1, 6, rho=1.0, seed=0).double()
+    x, g = torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 4, dtype=torch.float64)
+    W = net.W_h[0].detach().clone().requires_grad_(True)
+    (grad_roa,) = torch.autograd.grad((net.layer(x, W, net.b_h[0], net.O_h[0]) * g).sum(), W)
+    (grad_van,) = torch.autograd.grad((torch.tanh(x @ W.T + net.b_h[0]) * g).sum(), W)
+    torch.testing.assert_close(grad_roa, net.alpha * grad_van)
+
+
+@pytest.mark.parametrize("maps,rho,sigma", [(10, 2.0, 1.0), (2, 0.9, 1.0), (1000, 5.0, 3.0)])
+def test_scalar_counterexample_breaks_the_printed_lower_bound(maps, rho, sigma):
+    value = bounds.scalar_counterexample(maps, rho, sigma)
+    assert value < bounds.lower_bound_paper(rho, sigma)                 # eq. 16 as printed fails
+    assert value == pytest.approx(bounds.lower_bound(rho, sigma, maps))  # the corrected bound is tight
+    # the same value from an actual width-1 tanh network: x = b = 0 keeps every pre-activation at 0 (phi' = 1 = r)
+    net = RoaFNN(1, 1, 1, maps + 3, rho=rho * (maps + 2) / maps, method="identity").double()
+    with torch.no_grad():
+        net.W_h.fill_(-sigma)
+        net.b_h.zero_()
+        net.b_in.zero_()
+        J = net.hidden_jacobians(torch.zeros(1, dtype=torch.float64))
+    assert J.shape[0] == maps
+    assert float(torch.prod(J)) == pytest.approx(value, rel=1e-9)
+
+
+def test_counterexample_network_exactly():
+    L, rho, sigma = 11, 2.0, 1.0  # paper's counterexample numbers: IOJ 0.00605 < e^-4 = 0.0183
+    assert bounds.scalar_counterexample(L - 1, rho, sigma) == pytest.approx(0.00605, abs=1e-5)
+    assert bounds.lower_bound_paper(rho, sigma) == pytest.approx(math.exp(-4))
+
+
+def test_fnn_singular_values_within_corrected_bounds():
+    for L in (100, 1000):
+        net = RoaFNN(16, 16, 1, L, rho=1.0, init_std=None, seed=1).double()
+        with torch.no_grad():
+            logs = jacobian.product_log_singular_values(net.hidden_jacobians(torch.randn(16, dtype=torch.float64)))
+        sig = float(torch.linalg.matrix_norm(net.W_h.detach(), ord=2).max())
+        assert float(logs.min()) >= math.log(bounds.lower_bound(1.0, sig, L - 1))
+        assert float(logs.max()) <= math.log(bounds.upper_bound(1.0, sig, L - 1))
+        vanilla = RoaFNN(16, 16, 1, L, rho=None, init_std=None, seed=1).double()
+        with torch.no_grad():
+            vlogs = jacobian.product_log_singular_values(vanilla.hidden_jacobians(torch.randn(16, dtype=torch.float64)))
+        assert float(vlogs.max()) < -15
+
+
+def test_rnn_singular_values_within_bounds_and_eye_disc():
+    T = 1000
+    cell = RoaRNNCell(1, 32, alpha=3.0 / T, init_std=None, seed=0).double()
+    x = torch.randn(1, T, 1, dtype=torch.float64)
+    J, _ = jacobian.time_jacobians(cell, x)
+    logs = jacobian.product_log_singular_values(J[0, 1:].detach())
+    sig = float(torch.linalg.matrix_norm(cell.weight_hh.detach(), ord=2))
+    assert float(logs.min()) >= math.log(bounds.lower_bound(3.0, sig, T))
+    assert float(logs.max()) <= math.log(bounds.upper_bound(3.0, sig, T))
+    # eigenvalues of one step: annulus for a random O, disc around 1 - alpha for O = I
+    alpha = 0.01
+    W = torch.randn(128, 128, dtype=torch.float64) / math.sqrt(128)
+    D = (torch.rand(128) > 0.5).double().unsqueeze(1)
+    s = float(torch.linalg.matrix_norm(W, ord=2))
+    O = semi_orthogonal(128, 128, method="haar", dtype=torch.float64)
+    lo, hi = bounds.annulus(alpha, s)
+    mods = torch.linalg.eigvals(alpha * D * W + (1 - alpha) * O).abs()
+    assert float(mods.min()) >= lo and float(mods.max()) <= hi
+    c, rad = bounds.eye_disc(alpha, s)
+    ev = torch.linalg.eigvals(alpha * D * W + (1 - alpha) * torch.eye(128, dtype=torch.float64))
+    assert float((ev - c).abs().max()) <= rad
+
+
+def test_double_moon():
+    x, y = double_moon(1000, seed=0)
+    assert x.shape == (1000, 2) and set(y.unique().tolist()) == {-1.0, 1.0}
+    assert -16 < float(x[:, 0].min()) and float(x[:, 0].max()) < 24
+    with pytest.raises(ValueError, match="w must be"):
+        double_moon(10, r=2.0, w=5.0)
+
+
+def test_bad_arguments_name_themselves():
+    with pytest.raises(ValueError, match="method"):
+        semi_orthogonal(3, 3, method="householder")
+    with pytest.raises(ValueError, match="rho must be at most"):
+        RoaFNN(2, 2, 1, 5, rho=10.0)
+    with pytest.raises(ValueError, match="depth"):
+        RoaFNN(2, 2, 1, 2)
+    with pytest.raises(ValueError, match="alpha"):
+        RoaRNNCell(1, 4, alpha=2.0)
+    with pytest.raises(ValueError, match="lower bound needs"):
+        bounds.lower_bound(10.0, 3.0, 5)
+
+
+def test_chapter_runs_at_full_configuration_shrunk():
+    from lscnb.experiments import roarnn as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    for name, build in ex.FIGURES.items():
+        run = build("full")[-1]
+        cfg = dict(run.config)
+        cfg.update({k: v for k, v in dict(depth=12, width=4 if name != "moons" else cfg.get("width"), seeds=1,
+                                          length=20, epochs=1).items() if k in cfg})
+        out = run.fn(cfg, ctx)
+        assert out, name
+    assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
