@@ -1,0 +1,312 @@
+"""Chapter "The Local Stability Condition" (Herranz-Celotti & Rouat 2024): sweeps and figures.
+
+Figures: ``lemma1`` (expected spectral radius of Gaussian matrices vs the chi-mean formula), ``corollary``
+(radii of the transition derivatives of 30-layer FFNs per initialisation and activation), ``deep_gru``
+(Fig. 1c, bottom: a 7-layer GRU pre-trained to rho = 1 and rho = 1/2, and its input gradient through time) and
+``ffn`` (Fig. 2 at proxy scale: 30-layer FFNs, Glorot vs He vs LSC, accuracy against learning rate).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .. import plot
+from ..config import Profile
+from ..models import GRUCell, Stack
+from ..models.ffn import DeepFFN
+from ..pretrain import final_radii, pretrain_ffn, pretrain_stack
+from ..sweep import Run, gather
+from ..theory import lsc as theory
+
+CHAPTER = "lsc"
+NOTEBOOK = "book/lsc.ipynb"
+
+SIZES = {
+    "quick": dict(lemma_sizes=[8, 16, 32, 64, 128, 256], lemma_samples=200, cor_width=128, cor_depth=30,
+                  gru_depth=7, gru_width=32, gru_length=100, gru_steps=150, gru_seeds=[0],
+                  ffn_width=64, ffn_depth=30, ffn_acts=["relu", "cos"], ffn_lrs=[1e-3, 3.16e-4], ffn_epochs=5,
+                  ffn_seeds=[0], ffn_pre_steps=200),
+    "full": dict(lemma_sizes=[8, 16, 32, 64, 128, 256, 512], lemma_samples=1000, cor_width=128, cor_depth=30,
+                 gru_depth=7, gru_width=117, gru_length=100, gru_steps=1000, gru_seeds=[0, 1, 2],
+                 ffn_width=128, ffn_depth=30, ffn_acts=["relu", "sin", "cos"], ffn_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4],
+                 ffn_epochs=30, ffn_seeds=[0, 1, 2, 3], ffn_pre_steps=1000),
+}
+
+
+# --------------------------------------------------------------------------------------------- Lemma 1
+def lemma1_run(cfg: dict, ctx) -> dict:
+    """Spectral radius and sorted eigenvalue moduli of real N(0, 1) matrices, ``samples`` per size."""
+    n, S = cfg["n"], cfg["samples"]
+    gen = torch.Generator().manual_seed(cfg["seed"])
+    mods = torch.linalg.eigvals(torch.randn(S, n, n, generator=gen, dtype=torch.float64)).abs().sort(-1).values
+    return {"radius": mods[:, -1].numpy(), "mean_sorted": mods.mean(0).numpy()}
+
+
+def lemma1_runs(scale: str) -> list[Run]:
+    s = SIZES[scale]
+    return [Run(CHAPTER, "lemma1", f"n{n}", lemma1_run, dict(n=n, samples=s["lemma_samples"], seed=n))
+            for n in s["lemma_sizes"]]
+
+
+def fig_lemma1(profile: Profile):
+    return gather(lemma1_runs, profile)
+
+
+def lemma1_table(col) -> list[dict]:
+    rows = []
+    for r in sorted(col, key=lambda r: r.config["n"]):
+        n = r.config["n"]
+        chi = float(theory.chi_mean(n))
+        k = np.arange(1, n + 1)
+        rel = np.abs(r["mean_sorted"] / theory.chi_mean(k) - 1)
+        rows.append({"n": n, "E ρ (Monte Carlo)": float(r["radius"].mean()), "χ_n mean (Lemma 1)": chi,
+                     "ratio": float(r["radius"].mean()) / chi, "std of ρ": float(r["radius"].std()),
+                     "median rel. error of sorted |λ_k|": float(np.median(rel))})
+    return rows
+
+
+# --------------------------------------------------------------------------------------------- Corollary 1
+def corollary_run(cfg: dict, ctx) -> dict:
+    """Radii of ``diag(phi'(z_l)) W_l`` for layers 2..L of a deep FFN on Gaussian inputs, over seeds."""
+    radii = []
+    for seed in range(cfg["seeds"]):
+        net = DeepFFN(cfg["width"], cfg["width"], cfg["depth"], 1, activation=cfg["activation"], init=cfg["init"],
+                      seed=seed).double()
+        x = torch.randn(cfg["batch"], cfg["width"], generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+        with torch.no_grad():
+            Ms = torch.stack(net.transition_derivatives(x))  # (L-1, B, n, n)
+            radii.append(torch.linalg.eigvals(Ms).abs().amax(-1).numpy())
+    return {"radius": np.array(radii)}
+
+
+def corollary_runs(scale: str) -> list[Run]:
+    s = SIZES[scale]
+    combos = [("he", "relu"), ("glorot", "relu"), ("glorot", "linear"), ("orthogonal", "linear"), ("glorot", "sin"),
+              ("glorot", "cos"), ("he", "cos"), ("glorot", "tanh")]
+    return [Run(CHAPTER, "corollary", f"{init}-{act}", corollary_run,
+                dict(init=init, activation=act, width=s["cor_width"], depth=s["cor_depth"], batch=4, seeds=2, seed=0))
+            for init, act in combos]
+
+
+def fig_corollary(profile: Profile):
+    return gather(corollary_runs, profile)
+
+
+def corollary_table(col) -> list[dict]:
+    return [{"init": r.config["init"], "activation": r.config["activation"], "E ρ(M_l)": float(r["radius"].mean()),
+             "std": float(r["radius"].std())} for r in col]
+
+
+# --------------------------------------------------------------------------------------------- Fig. 1c
+def _spikes(batch, length, channels, generator):
+    return (torch.rand(batch, length, channels, generator=generator) < 0.05).float()
+
+
+def input_gradient(stack, readout, x) -> np.ndarray:
+    """``g(t') = || d sum_{t,k} o_{t,k} / d x_{t'} ||`` for the outputs ``o = readout(h_top)`` at every step."""
+    x = x.clone().requires_grad_(True)
+    top = stack(x)[-1]
+    (grad,) = torch.autograd.grad(readout(stack.cells[-1].output(top)).sum(), x)
+    return grad.norm(dim=-1).mean(0).numpy()
+
+
+def deep_gru_run(cfg: dict, ctx) -> dict:
+    """Pre-train a deep GRU to ``target`` on synthetic spike trains, then measure g(t') (Fig. 1c, bottom)."""
+    torch.manual_seed(cfg["seed"])
+    D, n, L, T = 64, cfg["width"], cfg["depth"], cfg["length"]
+    stack = Stack([GRUCell(D if l == 0 else n, n) for l in range(L)])
+    readout = torch.nn.Linear(n, 20)
+    gen = torch.Generator().manual_seed(cfg["seed"])
+    before = input_gradient(stack, readout, _spikes(8, T, D, gen))
+    hist = pretrain_stack(stack, lambda step: _spikes(8, 30, D, gen), target=cfg["target"], steps=cfg["steps"],
+                          lr=cfg["lr"], eps=0.05, seed=cfg["seed"], progress=False)
+    after = input_gradient(stack, readout, _spikes(8, T, D, gen))
+    radii = final_radii(hist, last=20)
+    return {"g_before": before, "g": after, "converged": hist.converged, "steps": hist.steps,
+            "time_radius": float(np.mean([v for k, v in radii.items() if k.startswith("time")])),
+            "depth_radius": float(np.mean([v for k, v in radii.items() if k.startswith("depth")])),
+            "loss": np.array(hist.loss)}
+
+
+def deep_gru_runs(scale: str) -> list[Run]:
+    s = SIZES[scale]
+    return [Run(CHAPTER, "deep_gru", f"rho{target}-s{seed}", deep_gru_run,
+                dict(target=target, depth=s["gru_depth"], width=s["gru_width"], length=s["gru_length"],
+                     steps=s["gru_steps"], lr=1e-2, seed=seed))
+            for target in (1.0, 0.5) for seed in s["gru_seeds"]]
+
+
+def fig_deep_gru(profile: Profile):
+    return gather(deep_gru_runs, profile, subset="synthetic spike trains instead of SHD (not available offline)")
+
+
+def gru_claims(col) -> dict:
+    out = {}
+    for target in (1.0, 0.5):
+        rs = col.where(target=target)
+        g = np.mean([r["g"] for r in rs], axis=0)
+        L = rs[0].config["depth"]
+        out[target] = {"log10 g(0)/g(T-1)": float(np.log10(g[0] / g[-1])),
+                       "max/min g over [0, T-3L]": float(g[: len(g) - 3 * L].max() / g[: len(g) - 3 * L].min()),
+                       "time radius": float(np.mean([r["time_radius"] for r in rs])),
+                       "depth radius": float(np.mean([r["depth_radius"] for r in rs]))}
+    return out
+
+
+def show_pascal_and_gru(col, T: int = 100, L: int = 10) -> None:
+    fig, ax = plot.figure(2, 1, width=11, height=3.8)
+    tp = np.arange(T)
+    for rho, color in ((1.0, "C3"), (0.7, "C1"), (0.5, "C0"), (0.3, "C2")):
+        ax[0, 0].plot(tp, theory.pascal_gradient(T, L, rho), color=color, label=f"ρ = {rho:g}")
+    ax[0, 0].set(yscale="log", xlabel="input time t′", ylabel="|d Σ_t y_t / d x_t′|", title=f"PascalRNN, L = {L} (closed form)")
+    ax[0, 0].legend(fontsize=8)
+    for target, color in ((1.0, "C3"), (0.5, "C0")):
+        for r in col.where(target=target):
+            ax[0, 1].plot(r["g"], color=color, label=f"pre-trained to ρ = {target:g}" if r.config["seed"] == 0 else None)
+            ax[0, 1].plot(r["g_before"], color=color, linestyle=":", linewidth=0.8,
+                          label="same net before pre-training" if r.config["seed"] == 0 and target == 1.0 else None)
+    ax[0, 1].set(yscale="log", xlabel="input time t′", ylabel="‖d Σ o / d x_t′‖",
+                 title=f"{col[0].config['depth']}-layer GRU, width {col[0].config['width']}")
+    ax[0, 1].legend(fontsize=8)
+    plot.show(fig, col, data="left: closed form; right: synthetic Bernoulli spike trains (64 channels, p = 0.05), generated")
+
+
+# --------------------------------------------------------------------------------------------- Fig. 2
+def _digits():
+    from sklearn.datasets import load_digits
+    d = load_digits()
+    x = torch.tensor(d.data / 16.0, dtype=torch.float32)
+    x = (x - x.mean(0)) / x.std(0).clamp_min(1e-6)
+    y = torch.tensor(d.target)
+    return x[:1400], y[:1400], x[1400:], y[1400:]
+
+
+def activation_gradient_ratio(net, x, y) -> float:
+    """``||dL/dh_1|| / ||dL/dh_{L-1}||`` at initialisation (the backpropagated activation gradients)."""
+    hs, h = [], x
+    for layer in net.layers:
+        h = net.phi(layer(h))
+        h.retain_grad()
+        hs.append(h)
+    torch.nn.functional.cross_entropy(net.readout(h), y).backward()
+    return float(hs[0].grad.norm() / hs[-2].grad.norm())
+
+
+def ffn_run(cfg: dict, ctx) -> dict:
+    """A 30-layer FFN on the digits: initialise (Glorot, He, or Glorot then LSC pre-training to 1), record the
+    activation-gradient ratio, then train a copy with Adam at every learning rate of ``lrs``; test accuracy
+    per learning rate and epoch."""
+    import copy
+    xtr, ytr, xte, yte = _digits()
+    net = DeepFFN(64, cfg["width"], cfg["depth"], 10, activation=cfg["activation"],
+                  init="he" if cfg["init"] == "he" else "glorot", seed=cfg["seed"])
+    gen = torch.Generator().manual_seed(cfg["seed"])
+    pre = float("nan")
+    if cfg["init"] == "lsc":
+        hist = pretrain_ffn(net, lambda s: xtr[torch.randint(len(xtr), (2,), generator=gen)], target=1.0,
+                            steps=cfg["pre_steps"], lr=1e-3, eps=0.02, seed=cfg["seed"], progress=False)
+        pre = float(np.mean(list(final_radii(hist, last=20).values())))
+    ratio = activation_gradient_ratio(net, xtr[:256], ytr[:256])
+    net.zero_grad()
+    acc = []
+    for lr in cfg["lrs"]:
+        model = copy.deepcopy(net)
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        order_gen = torch.Generator().manual_seed(cfg["seed"])
+        curve = []
+        for epoch in range(cfg["epochs"]):
+            order = torch.randperm(len(ytr), generator=order_gen)
+            for i in range(0, len(ytr), 32):
+                idx = order[i:i + 32]
+                loss = torch.nn.functional.cross_entropy(model(xtr[idx]), ytr[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            with torch.no_grad():
+                curve.append(float((model(xte).argmax(-1) == yte).float().mean()))
+        acc.append(curve)
+    return {"accuracy": np.array(acc), "grad_ratio": ratio, "pretrained_radius": pre}
+
+
+def ffn_runs(scale: str) -> list[Run]:
+    s = SIZES[scale]
+    return [Run(CHAPTER, "ffn", f"{act}-{init}-s{seed}", ffn_run,
+                dict(activation=act, init=init, lrs=s["ffn_lrs"], width=s["ffn_width"], depth=s["ffn_depth"],
+                     epochs=s["ffn_epochs"], pre_steps=s["ffn_pre_steps"], seed=seed))
+            for act in s["ffn_acts"] for init in ("glorot", "he", "lsc") for seed in s["ffn_seeds"]]
+
+
+def fig_ffn(profile: Profile):
+    return gather(ffn_runs, profile, subset="scikit-learn digits instead of MNIST/CIFAR; fewer learning rates and seeds")
+
+
+def ffn_summary(col) -> dict:
+    """``{(activation, init): {"acc": mean final accuracy over lrs and seeds, "ratio": gradient ratio}}``."""
+    out = {}
+    for act in sorted({r.config["activation"] for r in col}):
+        for init in ("glorot", "he", "lsc"):
+            rs = col.where(activation=act, init=init)
+            out[(act, init)] = {"acc": float(np.mean([r["accuracy"][:, -1] for r in rs])),
+                                "ratio": float(np.median([r["grad_ratio"] for r in rs]))}
+    return out
+
+
+def show_ffn(col) -> None:
+    acts = sorted({r.config["activation"] for r in col})
+    fig, ax = plot.figure(len(acts), 1, width=5 * len(acts), height=3.5)
+    for a, act in zip(ax[0], acts):
+        for init, color in (("glorot", "C0"), ("he", "C1"), ("lsc", "C3")):
+            rs = col.where(activation=act, init=init)
+            lrs = rs[0].config["lrs"]
+            a.plot(lrs, np.mean([r["accuracy"][:, -1] for r in rs], axis=0), "o-", color=color, label=init)
+        a.set(xscale="log", xlabel="learning rate", ylabel="test accuracy", title=f"30 layers, {act}", ylim=(0, 1))
+        a.legend(fontsize=8)
+    plot.show(fig, col, data="scikit-learn's 8x8 digits (1,400 train / 397 test), a proxy for MNIST/CIFAR")
+
+
+# --------------------------------------------------------------------------------------------- explorer
+def explore_figure(L: int = 10, T: int = 100, rho: float = 1.0):
+    """Path counts and the PascalRNN gradient for depth L, length T, radius rho."""
+    fig, ax = plot.figure(2, 1, width=10, height=3.4)
+    tp = np.arange(T)
+    ax[0, 0].plot(tp, theory.log_binomial(T - 1 - tp + L, L) / math.log(10), color="C3")
+    ax[0, 0].set(xlabel="input time t′", ylabel="log10 #paths", title=f"paths to the top layer, L = {L}")
+    ax[0, 1].plot(tp, theory.pascal_gradient(T, L, rho), color="C0")
+    ax[0, 1].set(yscale="log", xlabel="input time t′", ylabel="|d Σ y / d x_t′|", title=f"PascalRNN, ρ = {rho:g}")
+    return fig
+
+
+# --------------------------------------------------------------------------------------------- bookkeeping
+FIGURES = {"lemma1": lemma1_runs, "corollary": corollary_runs, "deep_gru": deep_gru_runs, "ffn": ffn_runs}
+
+
+def gap_lemma1(col) -> str:
+    rows = lemma1_table(col)
+    return "E ρ / χ-mean: " + ", ".join(f"n={r['n']}: {r['ratio']:.3f}" for r in rows if r["n"] >= 64) + \
+        " (the formula underestimates; the paper gives no numbers)"
+
+
+REPRODUCES = [
+    {"source": "Fig. 1a", "what": "the time-depth grid of transition derivatives", "figure": None, "data": "none",
+     "note": "a schematic; the chapter draws its path counts (Fig. 1b)"},
+    {"source": "Fig. 1b", "what": "path counts: polynomial vs exponential growth", "figure": None, "data": "closed form",
+     "note": "computed exactly in the chapter text (no sweep)"},
+    {"source": "Fig. 1c (top)", "what": "PascalRNN gradient, rho = 1 vs 1/2", "figure": None, "data": "closed form",
+     "note": "closed form, checked against a recursion in the tests"},
+    {"source": "Fig. 1c (bottom)", "what": "LSC-pre-trained deep GRU: rho = 1 explodes additively, 1/2 does not",
+     "figure": "deep_gru", "data": "synthetic spike trains (SHD not offline)", "note": "width 32 quick, 117 full"},
+    {"source": "Lemma 1", "what": "expected eigenvalue modulus of Gaussian matrices", "figure": "lemma1",
+     "data": "generated", "note": "the 'vanishing variance' claim is wrong (Var → 1/2)", "gap": gap_lemma1},
+    {"source": "Corollary 1", "what": "Glorot/He/orthogonal satisfy the LSC with rho = 1", "figure": "corollary",
+     "data": "generated Gaussian inputs", "note": ""},
+    {"source": "Fig. 2", "what": "30-layer FFNs: accuracy vs learning rate for Glorot, He, LSC", "figure": "ffn",
+     "data": "proxy: scikit-learn digits (MNIST/CIFAR not run yet)", "note": "fewer learning rates and seeds"},
+    {"source": "Fig. 3", "what": "6 d-RNNs x 3 tasks x depth 2/5: none vs rho 1 vs rho 1/2", "figure": None,
+     "data": "sl-MNIST, SHD, PTB", "note": "not reproduced yet (hundreds of GPU-hours; needs a GPU session)"},
+    {"source": "Fig. 4, Table I", "what": "LRU on PTB with and without clipping; after hyper-parameter search",
+     "figure": None, "data": "PTB", "note": "not reproduced yet"},
+    {"source": "Figs. S1-S3", "what": "learning-rate grid; decaying covariance of a_k", "figure": None, "data": "various",
+     "note": "not reproduced yet"},
+]

@@ -1,0 +1,163 @@
+"""Pre-training to the Local Stability Condition (Herranz-Celotti & Rouat 2024, Sec. II-D).
+
+Before training on the task, drive the spectral radius of every transition derivative ``M_k`` to a target
+``rho_t`` (1 or 1/2, or a (time, depth) pair) with the loss (eq. 2)
+
+    L_prep = mean_k (rho(M_k) - rho_t)^2,
+
+and after every gradient step (i) multiply each group's weights by ``kappa = clip(rho_t / mean rho, 0.85, 1.15)``
+and (ii) with some probability shuffle the entries of each weight matrix. Stop when every group's mean radius
+is within ``eps`` of its target, the spread of radii is below ``std_thr``, and an EMA of that spread is too.
+
+The model-specific part is two functions: ``transitions(step)`` returning ``{group: Jacobians (B, n, m)}``
+(differentiable in the weights) and the parameters each group's ``kappa`` scales; ``stack_*`` and ``ffn_*``
+provide them for :class:`lscnb.models.Stack` and :class:`lscnb.models.ffn.DeepFFN`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from . import checks
+
+
+@dataclass
+class PretrainHistory:
+    """Per step: the loss, each group's mean radius, the spread of all radii; whether and when it stopped."""
+    loss: list = field(default_factory=list)
+    radius: dict = field(default_factory=dict)
+    spread: list = field(default_factory=list)
+    converged: bool = False
+    steps: int = 0
+
+
+def differentiable_radius(J: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """``max |eig|`` of each (..., n, m) matrix; a non-square one is cut to a random square block of its smaller
+    size first (as the official code does)."""
+    n, m = J.shape[-2:]
+    if n != m:
+        k = min(n, m)
+        if n > m:
+            J = J[..., torch.randperm(n, generator=generator)[:k], :]
+        else:
+            J = J[..., :, torch.randperm(m, generator=generator)[:k]]
+    return torch.linalg.eigvals(J).abs().amax(-1)
+
+
+def _targets(target, groups) -> dict:
+    if isinstance(target, dict):
+        return {g: float(target[g.rstrip("0123456789")] if g.rstrip("0123456789") in target else target[g]) for g in groups}
+    return {g: float(target) for g in groups}
+
+
+def pretrain(transitions, scale_groups: dict, *, target=1.0, steps: int = 200, lr: float = 3e-3,
+             kappa_clip: tuple = (0.85, 1.15), shuffle_prob: float = 1 / 3, eps: float = 0.02, std_thr: float = 0.2,
+             ema: int = 10, seed: int = 0, progress: bool = True) -> PretrainHistory:
+    """Pre-train to the LSC. ``transitions(step)`` -> ``{group: J (B, n, m)}``; ``scale_groups`` maps each group
+    to the parameters its ``kappa`` multiplies; ``target`` is a number or ``{"time": a, "depth": b}`` keyed by
+    the group names' prefixes. Returns a :class:`PretrainHistory`."""
+    steps = checks.positive_int(steps, "steps")
+    lo, hi = kappa_clip
+    if not 0 < lo <= 1 <= hi:
+        raise ValueError(f"kappa_clip must satisfy 0 < low <= 1 <= high, got {kappa_clip}")
+    params = list({id(p): p for ps in scale_groups.values() for p in ps}.values())
+    opt = torch.optim.Adam(params, lr=checks.positive_float(lr, "lr"))
+    gen = torch.Generator().manual_seed(seed)
+    hist, smoothed = PretrainHistory(), None
+    for step in tqdm(range(steps), desc="LSC pre-training", disable=not progress, leave=False):
+        jacs = transitions(step)
+        targets = _targets(target, jacs)
+        radii = {g: differentiable_radius(J, gen) for g, J in jacs.items()}
+        loss = torch.cat([(r - targets[g]).pow(2).reshape(-1) for g, r in radii.items()]).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        means = {g: float(r.detach().mean()) for g, r in radii.items()}
+        spread = float(torch.cat([r.detach().reshape(-1) for r in radii.values()]).std()) if len(radii) > 1 else 0.0
+        with torch.no_grad():
+            for g, ps in scale_groups.items():
+                if g in means and means[g] > 0:
+                    kappa = min(max(targets[g] / means[g], lo), hi)
+                    for p in ps:
+                        p.mul_(kappa)
+            for p in params:
+                if p.ndim >= 2 and torch.rand((), generator=gen) < shuffle_prob:
+                    p.copy_(p.reshape(-1)[torch.randperm(p.numel(), generator=gen)].reshape(p.shape))
+        hist.loss.append(float(loss.detach()))
+        for g, v in means.items():
+            hist.radius.setdefault(g, []).append(v)
+        hist.spread.append(spread)
+        smoothed = spread if smoothed is None else smoothed + (spread - smoothed) / ema
+        hist.steps = step + 1
+        if all(abs(means[g] - targets[g]) <= eps for g in means) and spread < std_thr and smoothed < std_thr:
+            hist.converged = True
+            break
+    return hist
+
+
+def final_radii(hist: PretrainHistory, last: int = 1) -> dict:
+    """Each group's mean radius, averaged over the ``last`` steps (single steps are noisy: few samples)."""
+    last = checks.positive_int(last, "last")
+    return {g: float(np.mean(v[-last:])) for g, v in hist.radius.items()}
+
+
+# --------------------------------------------------------------------------------------------- stacks of cells
+def stack_transitions(stack, x: torch.Tensor, t: int) -> dict:
+    """Differentiable ``time{l}`` (d h[t,l] / d h[t-1,l]) and ``depth{l}`` (d h[t,l] / d h[t,l-1], for l = 0 with
+    respect to the input) derivatives of a :class:`~lscnb.models.Stack` at step ``t`` of inputs ``x`` (B, T, D)."""
+    checks.tensor(x, "x", ndim=3)
+    with torch.no_grad():
+        states = stack(x)
+    out, inp = {}, x[:, t]
+    jac = torch.func.jacrev
+    for l, cell in enumerate(stack.cells):
+        prev = states[l][:, t - 1] if t > 0 else cell.initial_state(x.shape[0], dtype=x.dtype)
+        out[f"time{l}"] = torch.func.vmap(jac(lambda s, u, c=cell: c(s.unsqueeze(0), u.unsqueeze(0))[0]))(prev, inp)
+        if l == 0:
+            out[f"depth{l}"] = torch.func.vmap(jac(lambda s, u, c=cell: c(s.unsqueeze(0), u.unsqueeze(0))[0],
+                                                   argnums=1))(prev, inp)
+        else:
+            below, lower = states[l - 1][:, t], stack.cells[l - 1]
+            out[f"depth{l}"] = torch.func.vmap(jac(
+                lambda s, b, c=cell, lo=lower: c(s.unsqueeze(0), lo.output(b.unsqueeze(0)))[0], argnums=1))(prev, below)
+        inp = cell.output(states[l][:, t])
+    return out
+
+
+def stack_scale_groups(stack) -> dict:
+    """``time{l}`` scales layer l's recurrent weights (``weight_hh``), ``depth{l}`` its input weights."""
+    groups = {}
+    for l, cell in enumerate(stack.cells):
+        groups[f"time{l}"] = [p for n, p in cell.named_parameters() if n.startswith("weight_hh")]
+        groups[f"depth{l}"] = [p for n, p in cell.named_parameters() if n.startswith("weight_ih")]
+    return groups
+
+
+def pretrain_stack(stack, inputs, *, target=1.0, steps: int = 100, **options) -> PretrainHistory:
+    """Pre-train a stack of cells on batches ``inputs(step)`` (B, T, D), one random step t per update."""
+    gen = torch.Generator().manual_seed(options.get("seed", 0))
+
+    def transitions(step):
+        x = inputs(step)
+        return stack_transitions(stack, x, int(torch.randint(x.shape[1], (), generator=gen)))
+
+    return pretrain(transitions, stack_scale_groups(stack), target=target, steps=steps, **options)
+
+
+# --------------------------------------------------------------------------------------------- feed-forward
+def pretrain_ffn(ffn, inputs, *, target: float = 1.0, steps: int = 200, **options) -> PretrainHistory:
+    """Pre-train a :class:`~lscnb.models.ffn.DeepFFN` so that every ``diag(phi'(z_l)) W_l`` has radius ``target``."""
+    def transitions(step):
+        return {f"layer{l}": J for l, J in enumerate(ffn.transition_derivatives(inputs(step)), start=1)}
+
+    groups = {f"layer{l}": [layer.weight] for l, layer in enumerate(ffn.layers) if l >= 1}
+    return pretrain(transitions, groups, target=target, steps=steps, **options)
+
+
+def mean_radius(jacobians: dict) -> float:
+    """Mean spectral radius over all groups (no gradient): a one-number summary."""
+    with torch.no_grad():
+        return float(np.mean([float(differentiable_radius(J).mean()) for J in jacobians.values()]))

@@ -1,0 +1,117 @@
+"""The Local Stability Condition: path counting, Lemma 1, the PascalRNN, Corollary 1 and pre-training."""
+import math
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb.models import GRUCell, LSTMCell, RNNCell, Stack
+from lscnb.models.ffn import DeepFFN
+from lscnb.pretrain import differentiable_radius, final_radii, pretrain_ffn, pretrain_stack, stack_transitions
+from lscnb.theory import lsc as theory
+
+
+def test_parallel_summation_identity():
+    for T in range(20):
+        for dl in range(10):
+            direct = sum(math.comb(dl + dt, dt) for t in range(T + 1) for dt in range(t + 1))
+            assert direct == theory.summed_path_count(T, dl)
+
+
+def test_path_count_growth_regimes():
+    T = np.array([1e3, 1e4])
+    slope = np.diff(theory.log_binomial(T + 5, T)) / np.diff(np.log(T))
+    assert abs(float(slope[0]) - 5) < 0.05                                   # (i) polynomial in T at fixed depth
+    Ts = np.linspace(2000, 10000, 9)
+    fit = np.polyfit(Ts, theory.log_binomial(1.01 * Ts, Ts), 1)[0]          # (iii) exponential at fixed ratio
+    assert fit == pytest.approx(1.01 * math.log(1.01) - 0.01 * math.log(0.01), rel=0.01)
+    assert theory.log_binomial(10100, 10000) / math.log(10) == pytest.approx(242.25, abs=0.01)
+
+
+def test_lemma1_chi_means_and_variance():
+    np.testing.assert_allclose(theory.chi_mean([1, 2, 10, 64, 128, 256]),
+                               [0.7979, 1.2533, 3.0843, 7.9688, 11.2916, 15.9844], atol=1e-4)
+    assert abs(float(theory.chi_variance(256)) - 0.5) < 1e-3  # tends to 1/2, not 0
+
+
+@pytest.mark.parametrize("rho", [1.0, 0.7, 0.5, 0.3])
+def test_pascal_closed_form_equals_recursion(rho):
+    np.testing.assert_allclose(theory.pascal_gradient(100, 10, rho), theory.pascal_gradient_recursion(100, 10, rho),
+                               rtol=1e-10)
+
+
+def test_pascal_limits():
+    assert theory.pascal_gradient(100, 10, 1.0)[0] == pytest.approx(math.comb(109, 10), rel=1e-10)
+    g = theory.pascal_gradient(100, 10, 0.5)
+    assert abs(g[: 100 - 1 - 30] - 1).max() < 1e-3  # N >= 3L: exactly unit gain
+    for rho in (0.7, 0.3):
+        assert theory.pascal_gradient(400, 10, rho)[0] == pytest.approx((rho / (1 - rho)) ** 10, rel=1e-3)
+
+
+@pytest.mark.parametrize("init,act,lo,hi", [("he", "relu", 0.95, 1.15), ("glorot", "linear", 0.95, 1.10),
+                                            ("orthogonal", "linear", 1 - 1e-6, 1 + 1e-6)])
+def test_corollary1_radii(init, act, lo, hi):
+    net = DeepFFN(64, 64, 10, 1, activation=act, init=init, seed=0).double()
+    with torch.no_grad():
+        Ms = torch.stack(net.transition_derivatives(torch.randn(4, 64, dtype=torch.float64)))
+    r = float(torch.linalg.eigvals(Ms).abs().amax(-1).mean())
+    assert lo <= r <= hi
+
+
+def test_differentiable_radius_and_non_square():
+    A = torch.tensor([[0.0, 2.0], [-2.0, 0.0]], requires_grad=True)
+    r = differentiable_radius(A)
+    r.backward()
+    assert float(r.detach()) == pytest.approx(2.0) and A.grad is not None
+    assert differentiable_radius(torch.randn(3, 5, 8)).shape == (3,)
+
+
+def test_stack_transitions_match_jacobian_tooling():
+    from lscnb import jacobian
+    torch.manual_seed(0)
+    stack = Stack([RNNCell(3, 5, activation="tanh"), LSTMCell(5, 4)]).double()
+    x = torch.randn(2, 6, 3, dtype=torch.float64)
+    ours = stack_transitions(stack, x, 4)
+    ref = jacobian.grid_jacobians(stack, x)
+    for l in range(2):
+        torch.testing.assert_close(ours[f"time{l}"].detach(), ref["time"][l][:, 4])
+        torch.testing.assert_close(ours[f"depth{l}"].detach(), ref["depth"][l][:, 4])
+
+
+def test_pretraining_reaches_its_targets():
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    stack = Stack([GRUCell(8 if l == 0 else 12, 12) for l in range(3)])
+    hist = pretrain_stack(stack, lambda s: torch.randn(4, 10, 8, generator=g), target=1.0, steps=120, lr=1e-2,
+                          eps=0.05, progress=False)
+    radii = final_radii(hist, last=30)
+    assert all(abs(v - 1.0) < 0.15 for v in radii.values()), radii
+    ffn = DeepFFN(16, 16, 8, 1, activation="cos", init="glorot", seed=0)
+    hist = pretrain_ffn(ffn, lambda s: torch.randn(2, 16, generator=g), target=1.0, steps=150, lr=1e-3, eps=0.05,
+                        progress=False)
+    assert abs(np.mean(list(final_radii(hist, last=20).values())) - 1.0) < 0.1
+
+
+def test_bad_arguments_name_themselves():
+    with pytest.raises(ValueError, match="kappa_clip"):
+        from lscnb.pretrain import pretrain
+        pretrain(lambda s: {}, {}, kappa_clip=(1.2, 1.5))
+    with pytest.raises(ValueError, match="init"):
+        DeepFFN(4, 4, 3, 1, init="lecun")
+    with pytest.raises(ValueError, match="k must be positive"):
+        theory.chi_mean(0)
+    with pytest.raises(ValueError, match="dl"):
+        theory.path_count(-1, 3)
+
+
+def test_chapter_runs_at_full_configuration_shrunk():
+    from lscnb.experiments import lsc as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    small = {"lemma1": dict(n=8, samples=4), "corollary": dict(width=8, depth=4, seeds=1),
+             "deep_gru": dict(depth=2, width=6, length=12, steps=2), "ffn": dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3])}
+    for name, build in ex.FIGURES.items():
+        run = build("full")[-1]
+        out = run.fn(dict(run.config, **small[name]), ctx)
+        assert out, name
+    assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
