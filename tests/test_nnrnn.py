@@ -1,0 +1,96 @@
+"""Non-normal RNNs: Schur form, Henrici departure, Fisher memory, transients, the nnRNN cell."""
+import math
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb.models.nonnormal import NNRNNCell
+from lscnb.theory import fisher
+
+
+def test_real_schur_lower_and_henrici():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((60, 60))
+    Q, Th = fisher.real_schur_lower(A)
+    assert np.abs(Q @ Th @ Q.T - A).max() < 1e-10 and np.abs(Q.T @ Q - np.eye(60)).max() < 1e-10
+    assert np.abs(np.triu(Th, 2)).max() == 0  # block lower: nothing above the first super-diagonal
+    q, _ = np.linalg.qr(A)
+    assert fisher.henrici(q) < 1e-6 and fisher.henrici(np.eye(5, k=-1)) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="square"):
+        fisher.henrici(np.zeros((2, 3)))
+
+
+def test_fisher_memory_of_delay_line_and_normal_network():
+    N, alpha = 30, 1.1
+    J = fisher.fisher_memory_curve(fisher.delay_line(N, math.sqrt(alpha)), np.eye(N)[0], N + 3)
+    np.testing.assert_allclose(J[:N], fisher.fmc_delay_line(np.arange(N), alpha), rtol=1e-12)
+    assert np.all(J[N:] == 0)  # nilpotent: no memory beyond the line
+    q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((20, 20)))
+    v = np.random.default_rng(2).standard_normal(20)
+    J = fisher.fisher_memory_curve(0.9 * q, v, 400)
+    np.testing.assert_allclose(J[:50], 0.81 ** np.arange(50) * 0.19, rtol=1e-10)
+    assert J.sum() == pytest.approx(1.0, abs=1e-9)  # normal: total memory pinned at 1/eps
+
+
+@pytest.mark.parametrize("a,b,paper", [(0.95, 0.0, 3.03), (1.0, 0.0, 5.19), (1.05, 0.0, 12.1), (0.95, 0.005, 3.18),
+                                       (1.0, 0.005, 5.30), (1.05, 0.005, 12.1)])
+def test_table_a5_well_conditioned_rows(a, b, paper):
+    J = fisher.fisher_memory_curve(fisher.make_theta(100, 0.0, a, b), np.eye(100)[0], 150)
+    assert J.sum() == pytest.approx(paper, abs=0.05 if paper > 10 else 0.01)
+
+
+def test_transients():
+    th = fisher.make_theta(100, 0.0, 1.05, 0.005)
+    assert np.abs(np.linalg.matrix_power(th, 100)).max() == 0
+    tr = fisher.transients(th, 150, 200)
+    assert tr["norm_mean"][100] == 0 and tr["norm_mean"].max() > 50
+    q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((100, 100)))
+    assert abs(fisher.transients(q, 120, 50)["norm_mean"][100] - 1) < 1e-10
+
+
+def test_nnrnn_spectrum_and_orthogonality():
+    cell = NNRNNCell(3, 16, init="cayley", t_mask="block", seed=0).double()
+    torch.testing.assert_close(cell.V(), cell.Lambda(), atol=1e-6, rtol=0)  # P commutes with Lambda at init
+    with torch.no_grad():
+        cell.T.copy_(0.3 * torch.randn(16, 16, dtype=torch.float64))
+        cell.gamma.uniform_(0.8, 1.2)
+    mods = torch.linalg.eigvals(cell.V()).abs().sort().values
+    expected = torch.cat([cell.gamma, cell.gamma]).detach().sort().values
+    torch.testing.assert_close(mods, expected, atol=1e-8, rtol=0)
+    assert fisher.henrici(cell.V().detach().numpy()) == pytest.approx(float((cell.T * cell.mask).detach().norm()), rel=1e-6)
+    P = cell.P()
+    assert float((P.T @ P - torch.eye(16, dtype=torch.float64)).abs().max()) < 1e-10
+    tril = NNRNNCell(3, 16, t_mask="tril", seed=0).double()
+    with torch.no_grad():
+        tril.T.copy_(0.3 * torch.randn(16, 16, dtype=torch.float64))
+    moved = torch.linalg.eigvals(tril.V()).abs()
+    assert float((moved - 1).abs().max()) > 1e-3  # the released code's mask moves the moduli
+
+
+def test_nnrnn_effective_parameter_count():
+    # copy task: one-hot 10 inputs, 9 outputs (readout 9 x 128 + 9): 18,953 in the spec
+    cell = NNRNNCell(10, 128, t_mask="tril")
+    assert cell.effective_parameters() + 128 * 9 + 9 == 18953
+
+
+def test_bad_arguments_name_themselves():
+    with pytest.raises(ValueError, match="hidden_size must be even"):
+        NNRNNCell(3, 5)
+    with pytest.raises(ValueError, match="t_mask"):
+        NNRNNCell(3, 4, t_mask="upper")
+    with pytest.raises(ValueError, match="name"):
+        from lscnb.experiments.nnrnn import make_copy_model
+        make_copy_model("GRU", 8, 0)
+
+
+def test_chapter_runs_at_full_configuration_shrunk():
+    from lscnb.experiments import nnrnn as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    for name, build in ex.FIGURES.items():
+        run = build("full")[0]
+        cfg = dict(run.config)
+        cfg.update({k: v for k, v in dict(iters=3, width=8, T=5, samples=10, steps=20).items() if k in cfg})
+        assert run.fn(cfg, ctx), name
+    assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
