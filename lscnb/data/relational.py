@@ -1,0 +1,95 @@
+"""Relational reasoning tasks of the CoRelNet chapter (thesis ch. 5, 7; the ESBN task suite), as index sequences.
+
+Every generator draws object indices from a set of allowed shapes (the train or test shapes of a held-out
+split) and returns ``(seq (B, T) long, label (B,) long)``. ``split(m)`` holds out ``m`` of the 100 shapes.
+"""
+from __future__ import annotations
+
+import torch
+
+from .. import checks
+
+
+def split(m: int, n: int = 100, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train shapes, test shapes): ``n - m`` and ``m`` shapes, disjoint; ``m = 0`` tests on the training shapes."""
+    m = checks.positive_int(m, "m", allow_zero=True)
+    if m > n - 2:
+        raise ValueError(f"m must leave at least 2 training shapes, got m={m} of n={n}")
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    return (perm, perm) if m == 0 else (perm[m:], perm[:m])
+
+
+def _distinct(shapes, batch, k, g):
+    """``batch`` rows of ``k`` distinct shapes."""
+    if len(shapes) < k:
+        raise ValueError(f"shapes must hold at least {k} objects for this task, got {len(shapes)}")
+    return torch.stack([shapes[torch.randperm(len(shapes), generator=g)[:k]] for _ in range(batch)])
+
+
+def same_different(shapes, batch: int, g=None):
+    """Two objects; label 0 = same, 1 = different (half each)."""
+    o = _distinct(shapes, batch, 2, g)
+    label = torch.arange(batch) % 2
+    seq = torch.stack([o[:, 0], torch.where(label == 0, o[:, 0], o[:, 1])], 1)
+    return seq, label
+
+
+def rmts(shapes, batch: int, g=None):
+    """Relational match-to-sample: source pair + two target pairs; label = index of the target pair whose
+    relation (same/different) matches the source's."""
+    o = _distinct(shapes, batch, 5, g)
+    same = torch.arange(batch) % 2 == 0
+    A, B, C, D, E = o.unbind(1)
+    src = torch.where(same[:, None], torch.stack([A, A], 1), torch.stack([A, B], 1))
+    match = torch.where(same[:, None], torch.stack([B, B], 1), torch.stack([C, C], 1))
+    other = torch.where(same[:, None], torch.stack([C, D], 1), torch.stack([D, E], 1))
+    # "different" trials: the matching target is a different pair; "same" trials: a same pair
+    match, other = torch.where(same[:, None], match, torch.stack([D, E], 1)), torch.where(same[:, None], other, torch.stack([C, C], 1))
+    label = torch.randint(2, (batch,), generator=g)
+    first = torch.where(label[:, None] == 0, match, other)
+    second = torch.where(label[:, None] == 0, other, match)
+    return torch.cat([src, first, second], 1), label
+
+
+def distribution_of_3(shapes, batch: int, g=None):
+    """Row of three distinct objects, a permutation of them with the last missing, four options (the three and
+    one other, shuffled); label = the option that completes the second row."""
+    o = _distinct(shapes, batch, 4, g)
+    row1 = o[:, :3]
+    perm = torch.stack([torch.randperm(3, generator=g) for _ in range(batch)])
+    row2 = torch.gather(row1, 1, perm)
+    answer = row2[:, 2]
+    opts_perm = torch.stack([torch.randperm(4, generator=g) for _ in range(batch)])
+    options = torch.gather(o, 1, opts_perm)
+    label = (options == answer[:, None]).float().argmax(1)
+    return torch.cat([row1, row2[:, :2], options], 1), label
+
+
+def identity_rules(shapes, batch: int, g=None):
+    """ABA / ABB / AAA rows: the second row's first two objects (new ones) and four options; label = the option
+    that completes the second row with the first row's pattern."""
+    o = _distinct(shapes, batch, 4, g)
+    pattern = torch.arange(batch) % 3  # 0: AAA, 1: ABA, 2: ABB
+    o0, o1, o2, o3 = o.unbind(1)
+    row1 = torch.stack([torch.where(pattern == 0, o0, o0), torch.where(pattern == 0, o0, o1),
+                        torch.where(pattern == 1, o0, torch.where(pattern == 0, o0, o1))], 1)
+    row2 = torch.stack([torch.where(pattern == 0, o1, o2), torch.where(pattern == 0, o1, o3)], 1)
+    answer = torch.where(pattern == 0, o1, torch.where(pattern == 1, o2, o3))
+    opts_perm = torch.stack([torch.randperm(4, generator=g) for _ in range(batch)])
+    options = torch.gather(o, 1, opts_perm)
+    label = (options == answer[:, None]).float().argmax(1)
+    return torch.cat([row1, row2, options], 1), label
+
+
+def comparison(shapes, batch: int, g=None, rank: torch.Tensor | None = None):
+    """Two distinct objects; label 1 iff the first ranks above the second in a fixed hidden order (an
+    antisymmetric relation, thesis ch. 7). Swap-balanced: every pair appears in both orders."""
+    rank = rank if rank is not None else torch.arange(100)
+    o = _distinct(shapes, (batch + 1) // 2, 2, g)
+    o = torch.cat([o, o.flip(1)])[:batch]
+    return o, (rank[o[:, 0]] > rank[o[:, 1]]).long()
+
+
+TASKS = {"same_different": (same_different, 2, 2), "rmts": (rmts, 6, 2), "dist3": (distribution_of_3, 9, 4),
+         "identity_rules": (identity_rules, 9, 4)}
+"""name -> (generator, sequence length T, number of classes)."""

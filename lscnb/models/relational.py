@@ -1,0 +1,137 @@
+"""Relational bottleneck models (thesis ch. 5, 7): CoRelNet and its variants, with the ESBN front end.
+
+Objects are encoded (a conv encoder, Table C.1), normalised over the sequence (temporal context normalisation,
+TCN), and CoRelNet's decoder sees only their similarities: ``R = softmax(Z Z^T)`` row-wise. The default is the
+authors' code form: a causal softmax over ``j <= i`` and the lower triangle as features (it reproduces every
+CoRelNet parameter count of Table C.3); ``causal=False`` is the thesis equation with the full ``T^2`` matrix.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .. import checks
+
+
+class ConvEncoder(nn.Module):
+    """Table C.1's encoder: three 4x4 stride-2 convolutions (32 channels) and two dense layers, 32x32x3 -> 128."""
+
+    def __init__(self, channels: int = 3, seed: int = 0):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.convs = nn.ModuleList([nn.Conv2d(channels, 32, 4, 2, 1), nn.Conv2d(32, 32, 4, 2, 1), nn.Conv2d(32, 32, 4, 2, 1)])
+        self.fc = nn.ModuleList([nn.Linear(512, 256), nn.Linear(256, 128)])
+        for m in list(self.convs) + list(self.fc):
+            with torch.no_grad():
+                fan_in = m.weight[0].numel()
+                m.weight.copy_(torch.randn(m.weight.shape, generator=g) * math.sqrt(2 / fan_in))
+                m.bias.zero_()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for c in self.convs:
+            x = torch.relu(c(x))
+        x = x.flatten(1)
+        for f in self.fc:
+            x = torch.relu(f(x))
+        return x
+
+
+def encode_objects(images: torch.Tensor, seed: int = 0) -> torch.Tensor:
+    """Embeddings (N, 128) of grey images (N, 32, 32) by a random, frozen encoder (the thesis's random-encoder
+    condition; the quick profile's way of making training cheap)."""
+    checks.tensor(images, "images", ndim=3)
+    with torch.no_grad():
+        return ConvEncoder(seed=seed)(images.unsqueeze(1).expand(-1, 3, -1, -1).float())
+
+
+class TCN(nn.Module):
+    """Temporal context normalisation: each feature standardised over the sequence (unbiased variance + 1e-8),
+    then scaled and shifted; ``segments`` normalises groups of steps separately (RMTS: pairs)."""
+
+    def __init__(self, dim: int = 128, segments: list | None = None):
+        super().__init__()
+        self.gamma, self.beta = nn.Parameter(torch.ones(dim)), nn.Parameter(torch.zeros(dim))
+        self.segments = segments
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        parts = [z] if not self.segments else list(z.split(self.segments, dim=1))
+        out = [(p - p.mean(1, keepdim=True)) / torch.sqrt(p.var(1, keepdim=True) + 1e-8) for p in parts]
+        return torch.cat(out, 1) * self.gamma + self.beta
+
+
+def similarity_features(z: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
+    """CoRelNet's relations: causal softmax rows of ``Z Z^T`` restricted to ``j <= i`` (the code) or the full
+    row-wise softmax (the thesis), flattened."""
+    s = z @ z.transpose(-1, -2)
+    T = s.shape[-1]
+    if not causal:
+        return torch.softmax(s, -1).flatten(-2)
+    mask = torch.ones(T, T, dtype=torch.bool, device=z.device).tril()
+    r = torch.softmax(s.masked_fill(~mask, float("-inf")), -1)
+    i, j = torch.tril_indices(T, T)
+    return r[..., i, j]
+
+
+class CoRelNet(nn.Module):
+    """CoRelNet on object embeddings (B, T, 128): TCN, similarities, MLP(256). ``variant``: ``"plain"``,
+    ``"cat"`` (relations and the embeddings), ``"asym"`` ((W1 z)^T (W2 z)) or ``"diff"`` (differences of a learned
+    scalar projection, ch. 7)."""
+
+    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 256, variant: str = "plain",
+                 causal: bool = True, segments: list | None = None):
+        super().__init__()
+        self.T, self.variant, self.causal = checks.positive_int(T, "T"), checks.one_of(variant, ("plain", "cat", "asym", "diff"), "variant"), causal
+        self.tcn = TCN(dim, segments)
+        if variant == "asym":
+            self.W1, self.W2 = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        if variant == "diff":
+            self.proj = nn.Linear(dim, 1)
+        n_feat = T * T if (variant == "diff" or not causal) else T * (T + 1) // 2
+        if variant == "cat":
+            n_feat += T * dim
+        self.mlp = nn.Sequential(nn.Linear(n_feat, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+
+    def features(self, z: torch.Tensor) -> torch.Tensor:
+        z = self.tcn(z)
+        if self.variant == "diff":
+            p = self.proj(z)  # (B, T, 1)
+            return (p - p.transpose(-1, -2)).flatten(-2)
+        if self.variant == "asym":
+            s = self.W1(z) @ self.W2(z).transpose(-1, -2)
+            T = s.shape[-1]
+            mask = torch.ones(T, T, dtype=torch.bool).tril()
+            i, j = torch.tril_indices(T, T)
+            return torch.softmax(s.masked_fill(~mask, float("-inf")), -1)[..., i, j]
+        f = similarity_features(z, causal=self.causal)
+        return torch.cat([f, z.flatten(1)], -1) if self.variant == "cat" else f
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        checks.tensor(z, "z", ndim=3)
+        return self.mlp(self.features(z))
+
+
+class TransformerBaseline(nn.Module):
+    """The sensory baseline: TCN, sinusoidal positions, one encoder layer (8 heads, feed-forward 512), mean
+    pooling, MLP(256)."""
+
+    def __init__(self, T: int, classes: int, *, dim: int = 128, segments: list | None = None):
+        super().__init__()
+        self.tcn = TCN(dim, segments)
+        pos = torch.arange(T)[:, None] / (10000 ** (torch.arange(0, dim, 2) / dim))
+        pe = torch.zeros(T, dim)
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(pos), torch.cos(pos)
+        self.register_buffer("pe", pe)
+        self.layer = nn.TransformerEncoderLayer(dim, 8, 512, dropout=0.0, batch_first=True)
+        self.out = nn.Sequential(nn.Linear(dim, 256), nn.ReLU(), nn.Linear(256, classes))
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return self.out(self.layer(self.tcn(z) + self.pe).mean(1))
+
+
+def table_c3_count(T: int, classes: int) -> int:
+    """CoRelNet's parameter count as in Table C.3: encoder + TCN + Linear(T(T+1)/2 -> 256) + Linear(256 -> y)."""
+    enc = sum(p.numel() for p in ConvEncoder().parameters())
+    dec = sum(p.numel() for p in CoRelNet(T, classes).parameters())
+    return enc + dec

@@ -1,0 +1,94 @@
+"""CoRelNet: task generators, the relational bottleneck's invariances, Table C.3 parameter counts."""
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb.data.objects import load_objects
+from lscnb.data.relational import TASKS, comparison, split
+from lscnb.models.relational import TCN, CoRelNet, TransformerBaseline, encode_objects, similarity_features, table_c3_count
+
+
+def test_table_c3_parameter_counts():
+    assert [table_c3_count(T, y) for T, y in ((2, 2), (6, 2), (9, 4), (9, 2), (13, 6))] == \
+        [200418, 205026, 211684, 211170, 223974]
+
+
+def test_splits_and_generators():
+    tr, te = split(85)
+    assert len(tr) == 15 and len(te) == 85 and not set(tr.tolist()) & set(te.tolist())
+    g = torch.Generator().manual_seed(0)
+    for name, (fn, T, classes) in TASKS.items():
+        seq, y = fn(tr, 300, g)
+        assert seq.shape == (300, T) and int(y.max()) < classes and set(seq.unique().tolist()) <= set(tr.tolist())
+        assert abs(float((y == 0).float().mean()) - 1 / classes) < 0.12, name
+    seq, y = TASKS["same_different"][0](tr, 100, g)
+    assert torch.equal(y, (seq[:, 0] != seq[:, 1]).long())
+    seq, y = TASKS["dist3"][0](tr, 100, g)
+    row1, row2, opts = seq[:, :3], seq[:, 3:5], seq[:, 5:]
+    answer = opts[torch.arange(100), y]
+    assert all(set(row1[i].tolist()) == set(row2[i].tolist()) | {int(answer[i])} for i in range(100))
+    with pytest.raises(ValueError, match="m must leave"):
+        split(99)
+    with pytest.raises(ValueError, match="shapes must hold"):
+        TASKS["dist3"][0](torch.arange(3), 4, g)
+
+
+def test_relational_bottleneck_is_rotation_invariant():
+    torch.manual_seed(0)
+    z = torch.randn(5, 9, 128, dtype=torch.float64)
+    q, _ = torch.linalg.qr(torch.randn(128, 128, dtype=torch.float64))
+    net = CoRelNet(9, 4).double()
+    torch.testing.assert_close(net(z @ q), net(z), atol=1e-5, rtol=0)
+    trans = TransformerBaseline(9, 4).double()
+    assert float((trans(z @ q) - trans(z)).detach().abs().max()) > 1e-3
+    cat = CoRelNet(9, 4, variant="cat").double()
+    assert float((cat(z @ q) - cat(z)).detach().abs().max()) > 1e-3
+
+
+def test_tcn_makes_same_different_trivial():
+    tcn = TCN(128)
+    q1 = torch.rand(128)
+    same = similarity_features(tcn(torch.stack([q1, q1]).unsqueeze(0)))[0]
+    torch.testing.assert_close(same, torch.tensor([1.0, 0.5, 0.5]))
+    q2 = q1.clone()
+    q2[:10] += 1.0
+    diff = similarity_features(tcn(torch.stack([q1, q2]).unsqueeze(0)))[0]
+    assert float(diff[2]) == pytest.approx(torch.sigmoid(torch.tensor(10.0)).item(), abs=1e-3)
+
+
+def test_symmetric_similarity_cannot_solve_comparison():
+    """Swapping the two inputs leaves CoRelNet's output unchanged, so any weights score exactly chance on a
+    swap-balanced comparison set; the difference variant's features change sign."""
+    torch.manual_seed(1)
+    z = torch.randn(6, 2, 128)
+    net, diff = CoRelNet(2, 2), CoRelNet(2, 2, variant="diff")
+    torch.testing.assert_close(net(z.flip(1)), net(z))
+    torch.testing.assert_close(diff.features(z.flip(1)), -diff.features(z))
+    seq, y = comparison(torch.arange(100), 400, torch.Generator().manual_seed(0))
+    emb = torch.randn(100, 128)
+    with torch.no_grad():
+        acc = float((net(emb[seq]).argmax(-1) == y).float().mean())
+    assert acc == 0.5
+
+
+def test_self_similarity_ranking():
+    z = torch.nn.functional.normalize(torch.randn(9, 128), dim=-1)
+    assert torch.equal((z @ z.T).argmax(-1), torch.arange(9))
+
+
+def test_objects_load():
+    objs = load_objects()
+    assert objs.images.shape == (100, 32, 32) and 0 <= float(objs.images.min()) and float(objs.images.max()) <= 1
+    emb = encode_objects(objs.images[:4])
+    assert emb.shape == (4, 128)
+
+
+def test_chapter_runs_at_full_configuration_shrunk():
+    from lscnb.experiments import corelnet as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    for name, build in ex.FIGURES.items():
+        run = build("full")[0]
+        assert run.fn(dict(run.config, iters=2, test=10), ctx), name
+    assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
