@@ -55,6 +55,8 @@ def _executor_options(args) -> dict:
     if args.executor == "ray":
         opts = {"address": args.address, "cpus_per_run": args.cpus_per_run, "gpus_per_run": args.gpus_per_run}
         return opts
+    if args.executor == "processes":
+        return {"workers": args.workers, "threads_per_run": args.threads_per_run}
     if args.executor == "submitit":
         opts = {"folder": args.submitit_folder, "cluster": args.submitit_cluster}
         if args.slurm_partition:
@@ -99,8 +101,11 @@ def main(argv=None) -> int:
     rep.add_argument("--force", action="store_true", help="recompute runs that are already stored")
     rep.add_argument("--output", default=None, help="folder for the executed notebook")
     ex = rep.add_argument_group("executors (with --no-notebook)")
-    ex.add_argument("--executor", default="local", choices=("local", "ray", "submitit"),
-                    help="where runs execute: this process, a Ray instance/cluster, or SLURM jobs via submitit")
+    ex.add_argument("--executor", default="local", choices=("local", "processes", "ray", "submitit"),
+                    help="where runs execute: this process, a pool of local processes, a Ray instance/cluster, "
+                         "or SLURM jobs via submitit")
+    ex.add_argument("--workers", type=int, default=2, help="processes: how many worker processes")
+    ex.add_argument("--threads-per-run", type=int, default=1, help="processes: torch threads per worker")
     ex.add_argument("--address", default=None, help="Ray: cluster address ('auto', 'ray://host:10001'); "
                                                     "default starts a local instance")
     ex.add_argument("--cpus-per-run", type=float, default=1, help="Ray: CPUs per run")

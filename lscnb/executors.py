@@ -1,4 +1,5 @@
-"""Where the runs of a sweep execute: in this process, on a Ray instance or cluster, or as SLURM jobs.
+"""Where the runs of a sweep execute: in this process, in a pool of local processes, on a Ray instance or
+cluster, or as SLURM jobs.
 
 An executor's ``map(todo, profile, scale)`` takes ``(run, store)`` pairs and yields ``(run, outcome)`` as runs
 finish, where ``outcome`` is a :class:`~lscnb.results.Result` or a :class:`Failure` holding the traceback. The
@@ -84,6 +85,39 @@ class RayExecutor:
                 yield run, outcome
 
 
+def _init_worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+class ProcessExecutor:
+    """Runs in ``workers`` local processes (spawned, so CUDA works in them), ``threads_per_run`` torch threads
+    each: one machine's cores, or several processes sharing one GPU, without Ray."""
+
+    def __init__(self, workers: int = 2, *, threads_per_run: int = 1):
+        self.workers = checks.positive_int(workers, "workers")
+        self.threads = checks.positive_int(threads_per_run, "threads_per_run")
+
+    def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        if not todo:
+            return
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(self.threads,)) as pool:
+            futures = {pool.submit(_safe_compute, run, profile, scale, str(store.checkpoint_path(run.key)),
+                                   False): run for run, store in todo}
+            for future in as_completed(futures):
+                try:
+                    outcome = future.result()
+                except Exception:  # noqa: BLE001 - a worker that died, say
+                    outcome = Failure(traceback.format_exc())
+                yield futures[future], outcome
+
+
 class SubmititExecutor:
     """Runs as jobs through submitit: SLURM when ``cluster`` is None on a SLURM login node, or ``"local"`` /
     ``"debug"`` to try it without one. ``parameters`` go to ``update_parameters`` (e.g. ``slurm_partition``,
@@ -117,10 +151,11 @@ class SubmititExecutor:
                 time.sleep(self.poll_s)
 
 
-EXECUTORS = {"local": LocalExecutor, "ray": RayExecutor, "submitit": SubmititExecutor}
+EXECUTORS = {"local": LocalExecutor, "processes": ProcessExecutor, "ray": RayExecutor,
+             "submitit": SubmititExecutor}
 
 
 def make_executor(name: str = "local", **options):
-    """An executor by name: ``local``, ``ray`` or ``submitit`` (options go to its constructor)."""
+    """An executor by name: ``local``, ``processes``, ``ray`` or ``submitit`` (options go to its constructor)."""
     checks.one_of(name, EXECUTORS, "executor")
     return EXECUTORS[name](**options)

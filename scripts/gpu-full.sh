@@ -1,26 +1,43 @@
 #!/usr/bin/env bash
-# Run several chapters' full profiles at once on one GPU machine, each within a wall-time limit, and pack
-# what finished into $OUT (results.tgz with every stored run and in-progress checkpoint, logs.tgz).
+# Run chapters' full profiles side by side on one GPU machine, each within a wall-time limit, and pack what
+# finished into $OUT (results.tgz with every stored run and in-progress checkpoint, logs.tgz).
 # Resumable: call it again with the unpacked results in place and finished runs are skipped.
-# usage: OUT=dir scripts/gpu-full.sh SECONDS CHAPTER [CHAPTER ...]
+#
+# usage: OUT=dir scripts/gpu-full.sh SECONDS ITEM [ITEM ...]
+#   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS]
+#   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3
+# DEVICE is the torch device the runs compute on and is what their provenance records: name cuda only for
+# figures whose run functions put their work on ctx.device. WORKERS processes (default 1) share the item's runs.
 set -u
 limit="$1"; shift
 : "${OUT:?set OUT to the folder that receives results.tgz and logs.tgz}"
-export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-2}" LSCNB_THREADS="${LSCNB_THREADS:-2}"
+export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export MPLBACKEND=Agg PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$OUT/logs"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/logs/gpu.txt" 2>&1
-python3 -c "import torch, sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())" >> "$OUT/logs/gpu.txt" 2>&1
-for ch in "$@"; do
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nproc; grep -m1 "model name" /proc/cpuinfo
+  python3 -c "import torch, sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())"; } \
+  > "$OUT/logs/machine.txt" 2>&1
+for item in "$@"; do
   (
+    spec="$item" workers=1 device=""
+    case "$spec" in *"*"*) workers="${spec##*\*}"; spec="${spec%\**}";; esac
+    case "$spec" in *@*) device="${spec##*@}"; spec="${spec%@*}";; esac
+    chapter="${spec%%:*}" figures=()
+    if [ "$chapter" != "$spec" ]; then
+      IFS=, read -ra names <<< "${spec#*:}"
+      for f in "${names[@]}"; do figures+=(--figure "$f"); done
+    fi
+    log="$OUT/logs/$(echo "$item" | tr -c 'A-Za-z0-9_.\n-' '_').log"
     start=$(date +%s)
-    timeout --signal=INT --kill-after=30 "$limit" python3 -m lscnb reproduce "$ch" --profile full --no-notebook \
-      --device cuda > "$OUT/logs/$ch.log" 2>&1
-    echo "exit $? after $(( $(date +%s) - start )) s" >> "$OUT/logs/$ch.log"
+    timeout --signal=INT --kill-after=20 "$limit" python3 -m lscnb reproduce "$chapter" --profile full \
+      --no-notebook "${figures[@]}" ${device:+--device "$device"} --executor processes --workers "$workers" \
+      > "$log" 2>&1
+    echo "exit $? after $(( $(date +%s) - start )) s" >> "$log"
   ) &
 done
 wait
+pkill -9 -f "multiprocessing" 2>/dev/null; sleep 1
 tar czf "$OUT/results.tgz" results
-tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
-ls -la "$OUT"
-for ch in "$@"; do echo "== $ch"; done
+tar czf "$OUT/logs.tgz" -C "$OUT" logs
+for f in "$OUT"/logs/*.log; do echo "== $(basename "$f")"; grep -v "^\s*$" "$f" | tail -4; done
+rm -rf "$OUT/logs"

@@ -118,3 +118,19 @@ def test_killed_ray_sweep_resumes_to_the_same_results(tmp_path):
     straight = results.Store(tmp_path / "straight" / "toy")
     values = lambda s: {k.split("-")[0]: s.load(k)["value"] for k in s.keys()}  # noqa: E731
     assert values(store) == values(straight)
+
+
+def test_process_executor_matches_local_and_records_failures(stores):
+    p = config.resolve("full", device="cpu")
+    with pytest.raises(sweep.SweepError, match="1 of 4"):
+        sweep.run_sweep(_runs(4, fail_at=1), p, executor="processes", workers=2, progress=False)
+    failed = list(stores.rglob("*.failed.json"))
+    assert len(failed) == 1 and "planned failure" in failed[0].read_text()
+    got = sweep.run_sweep(_runs(4), p, executor="processes", workers=2, progress=False)
+    assert [r["x"] for r in got] == [0, 1, 2, 3]
+    assert np.allclose(got[2]["trace"], np.random.default_rng(2).normal(size=5)[1:])
+
+
+def test_process_executor_rejects_bad_workers():
+    with pytest.raises(ValueError, match="workers"):
+        executors.make_executor("processes", workers=0)
