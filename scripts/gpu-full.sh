@@ -14,7 +14,8 @@ limit="$1"; shift
 export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export MPLBACKEND=Agg PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$OUT/logs"
-{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nproc; grep -m1 "model name" /proc/cpuinfo
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; echo "nproc $(nproc), cpus $(grep -c ^processor /proc/cpuinfo)"
+  grep -m1 "model name" /proc/cpuinfo
   python3 -c "import torch, sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())"; } \
   > "$OUT/logs/machine.txt" 2>&1
 for item in "$@"; do

@@ -38,5 +38,5 @@ def padded_sequences(x: torch.Tensor, length: int, *, generator: torch.Generator
     """Sequences (B, length, d): the rows of ``x`` (B, d) at the first step, N(0, 1) noise after."""
     checks.tensor(x, "x", ndim=2)
     length = checks.positive_int(length, "length")
-    noise = torch.randn(x.shape[0], length - 1, x.shape[1], generator=generator, dtype=x.dtype)
+    noise = torch.randn(x.shape[0], length - 1, x.shape[1], generator=generator, dtype=x.dtype, device=x.device)
     return torch.cat([x.unsqueeze(1), noise], dim=1)
