@@ -1,0 +1,61 @@
+"""Shared pieces of the benchmarks: a timer that synchronises the GPU, and a record of where a run happened."""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from lscnb import config, results
+
+HERE = Path(__file__).resolve().parent
+
+
+def sync(device: str) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+
+
+def timeit(fn, device: str, *, repeat: int = 5, warmup: int = 1) -> float:
+    """Median wall time of ``fn()`` in milliseconds, after ``warmup`` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    sync(device)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        sync(device)
+        times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times)
+
+
+def machine(device: str) -> dict:
+    """Device, versions and commit of this run (the same facts a result file records)."""
+    return {"device": device, "device_name": config.device_name(device), "torch": torch.__version__,
+            "threads": torch.get_num_threads(), "git_commit": results.git_commit(),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def report(name: str, rows: list[dict], meta: dict, out: str | None) -> str:
+    """Print ``rows`` as a Markdown table under a provenance line; save rows and meta as JSON to ``out``."""
+    cols = list(rows[0]) if rows else []
+    lines = [f"### {name}", "", f"{meta['device_name']} (`{meta['device']}`, {meta['threads']} threads), "
+             f"torch {meta['torch']}, commit {str(meta['git_commit'])[:10]}, {meta['date']}", ""]
+    if cols:
+        lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps({"name": name, "meta": meta, "rows": rows}, indent=1))
+    return text
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.0f}"
+    return str(v)
