@@ -60,10 +60,10 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--width", type=int, default=128)
     p.add_argument("--T", type=int, default=None)
     p.add_argument("--iters", type=int, default=100, help="power iterations")
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    T = args.T or (1000 if torch.device(args.device).type == "cuda" else 100)
+    T = args.T or (1000 if torch.device(args.device).type == "cuda" else 50)
     rows = []
     for name in CELLS:
         rows += bench(name, args.width, T, args.device, args.iters, args.repeat)

@@ -29,8 +29,9 @@ def scan_sequential(a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = 
     """Reference loop: ``h_t = a_t h_{t-1} + b_t`` along ``dim`` with ``h_{-1} = h0`` (zeros if None)."""
     a, b, dim = _prepare(a, b, h0, dim)
     out, h = [], None
-    for t in range(b.shape[0]):
-        h = b[t] if h is None else a[t] * h + b[t]
+    # unbind, not a[t]: autograd then gathers the steps' gradients with one stack instead of T full-size scatters
+    for a_t, b_t in zip(a.unbind(0), b.unbind(0)):
+        h = b_t if h is None else a_t * h + b_t
         out.append(h)
     return torch.stack(out, 0).movedim(0, dim)
 
