@@ -3,7 +3,7 @@
 # finished into $OUT (results.tgz with every stored run and in-progress checkpoint, logs.tgz).
 # Resumable: call it again with the unpacked results in place and finished runs are skipped.
 #
-# usage: OUT=dir scripts/gpu-full.sh SECONDS ITEM [ITEM ...]
+# usage: [LSCNB_GIT_COMMIT=hash] OUT=dir scripts/gpu-full.sh SECONDS ITEM [ITEM ...]
 #   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS]
 #   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3
 # DEVICE is the torch device the runs compute on and is what their provenance records: name cuda only for
@@ -11,6 +11,12 @@
 set -u
 limit="$1"; shift
 : "${OUT:?set OUT to the folder that receives results.tgz and logs.tgz}"
+# results record the commit they were made at; a copied tree without .git must be told it
+if [ -z "${LSCNB_GIT_COMMIT:-}" ]; then
+  LSCNB_GIT_COMMIT=$(git rev-parse HEAD 2>/dev/null) \
+    || { echo "no git repository here: set LSCNB_GIT_COMMIT to this tree's commit" >&2; exit 2; }
+fi
+export LSCNB_GIT_COMMIT
 export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export MPLBACKEND=Agg PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$OUT/logs"
