@@ -201,8 +201,9 @@ class Collected:
         devices = sorted({r.provenance.get("device_name", "?") for r in self.results}) or [self.device_name]
         commits = sorted({str(r.provenance.get("git_commit", "?"))[:10] for r in self.results})
         dates = sorted({str(r.provenance.get("date", "?"))[:10] for r in self.results})
+        torches = sorted({str(r.provenance.get("torch", "?")) for r in self.results}) or [prov.get("torch", "?")]
         facts = (f"{len(self.results)} run(s), {self.wall_time_s:.1f} s of compute, on {', '.join(devices)}; "
-                 f"torch {prov.get('torch', '?')}, commit {', '.join(commits)}, {', '.join(dates)}")
+                 f"torch {', '.join(torches)}, commit {', '.join(commits)}, {', '.join(dates)}")
         data = f" Data: {data}." if data else ""
         if self.scale == "full":
             subset = f" Declared subset of the paper's set-up: {self.subset}." if self.subset else ""
