@@ -11,7 +11,7 @@ import argparse
 
 import torch
 
-from common import HERE, machine, report, timeit
+from common import report, timeit
 from lscnb.models import LSTMCell
 
 
@@ -74,9 +74,8 @@ def main(argv=None) -> list[dict]:
     ref = next(r["ms per step"] for r in rows if r["variant"].startswith("nn.LSTM"))
     for r in rows:
         r["vs nn.LSTM"] = r["ms per step"] / ref
-    out = args.out or str(HERE / "results" / f"cells-{torch.device(args.device).type}.json")
     report(f"LSTM training step, T = {T}, B = {B}, N = {n}, fp32 (ratio: time / nn.LSTM's time)", rows,
-           machine(args.device), out)
+           args.device, "cells", args.out)
     return rows
 
 

@@ -39,8 +39,11 @@ def machine(device: str) -> dict:
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
-def report(name: str, rows: list[dict], meta: dict, out: str | None) -> str:
-    """Print ``rows`` as a Markdown table under a provenance line; save rows and meta as JSON to ``out``."""
+def report(name: str, rows: list[dict], device: str, stem: str, out: str | None = None) -> str:
+    """Print ``rows`` as a Markdown table under the machine's provenance line; save rows and provenance as JSON
+    to ``out`` (default ``bench/results/<stem>-<device type>.json``)."""
+    meta = machine(device)
+    out = out or str(HERE / "results" / f"{stem}-{torch.device(device).type}.json")
     cols = list(rows[0]) if rows else []
     lines = [f"### {name}", "", f"{meta['device_name']} (`{meta['device']}`, {meta['threads']} threads), "
              f"torch {meta['torch']}, commit {str(meta['git_commit'])[:10]}, {meta['date']}", ""]
@@ -49,9 +52,8 @@ def report(name: str, rows: list[dict], meta: dict, out: str | None) -> str:
         lines += ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]
     text = "\n".join(lines) + "\n"
     print(text)
-    if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps({"name": name, "meta": meta, "rows": rows}, indent=1))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps({"name": name, "meta": meta, "rows": rows}, indent=1))
     return text
 
 

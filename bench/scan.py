@@ -12,7 +12,7 @@ import argparse
 
 import torch
 
-from common import HERE, machine, report, timeit
+from common import report, timeit
 from lscnb.kernels import BACKENDS, scan_sequential
 
 
@@ -56,8 +56,8 @@ def main(argv=None) -> list[dict]:
         rows += bench(T, args.batch, channels, args.device, torch.float32, args.repeat, args.backward)
         assert all(r["max rel. error"] < 1e-4 for r in rows), rows  # fp32: backends agree with the loop
     kind = "fwd+bwd" if args.backward else "fwd"
-    out = args.out or str(HERE / "results" / f"scan-{kind}-{torch.device(args.device).type}.json")
-    report(f"scan ({kind}), batch x channels = {args.batch} x {channels}, fp32", rows, machine(args.device), out)
+    report(f"scan ({kind}), batch x channels = {args.batch} x {channels}, fp32", rows, args.device, f"scan-{kind}",
+           args.out)
     return rows
 
 

@@ -12,7 +12,7 @@ import argparse
 
 import torch
 
-from common import HERE, machine, report, timeit
+from common import report, timeit
 from lscnb.jacobian import cell_spectral_radius, time_jacobians
 from lscnb.models import GRUCell, LSTMCell
 from lscnb.models.rnn import run_cell
@@ -69,9 +69,8 @@ def main(argv=None) -> list[dict]:
         rows += bench(name, args.width, T, args.device, args.iters, args.repeat)
     # power iteration converges to the dominant modulus; a 2-5% gap flags a near-degenerate top pair
     assert all(r["err vs dense"] < 0.05 for r in rows), rows
-    out = args.out or str(HERE / "results" / f"spectra-{torch.device(args.device).type}.json")
     report(f"spectral radius of the transition Jacobians, float64, {args.iters} power iterations", rows,
-           machine(args.device), out)
+           args.device, "spectra", args.out)
     return rows
 
 

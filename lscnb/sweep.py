@@ -195,13 +195,14 @@ class Collected:
     def wall_time_s(self) -> float:
         return sum(float(r.provenance.get("wall_time_s", 0.0)) for r in self.results)
 
+    def _seen(self, key: str, width: int | None = None) -> list[str]:
+        """The distinct values of provenance field ``key`` among the runs (cut to ``width`` characters), sorted."""
+        return sorted({str(r.provenance.get(key, "?"))[:width] for r in self.results})
+
     def caption(self, data: str = "") -> str:
         """The provenance line printed under the figure (Markdown)."""
-        prov = self.results[0].provenance if self.results else {}
-        devices = sorted({r.provenance.get("device_name", "?") for r in self.results}) or [self.device_name]
-        commits = sorted({str(r.provenance.get("git_commit", "?"))[:10] for r in self.results})
-        dates = sorted({str(r.provenance.get("date", "?"))[:10] for r in self.results})
-        torches = sorted({str(r.provenance.get("torch", "?")) for r in self.results}) or [prov.get("torch", "?")]
+        devices = self._seen("device_name") or [self.device_name]
+        commits, dates, torches = self._seen("git_commit", 10), self._seen("date", 10), self._seen("torch") or ["?"]
         facts = (f"{len(self.results)} run(s), {self.wall_time_s:.1f} s of compute, on {', '.join(devices)}; "
                  f"torch {', '.join(torches)}, commit {', '.join(commits)}, {', '.join(dates)}")
         data = f" Data: {data}." if data else ""
