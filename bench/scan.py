@@ -1,5 +1,5 @@
-"""Benchmark the linear recurrence scan h_t = a_t h_{t-1} + b_t: every backend of ``lscnb.kernels`` against the
-sequential loop, forward and forward+backward, with the achieved memory bandwidth.
+"""Benchmark the linear recurrence scan h_t = a_t h_{t-1} + b_t: every backend of ``lscnb.kernels`` that runs on the
+device (the Triton scan on CUDA, or in Triton's interpreter with TRITON_INTERPRET=1) against the sequential loop, forward and forward+backward, with the achieved memory bandwidth.
 
     python bench/scan.py --device cuda            # the issue's shapes: batch x channels 8 x 1536, T to 65,536
     python bench/scan.py --device cpu --T 256 1024 --channels 256
@@ -13,7 +13,7 @@ import argparse
 import torch
 
 from common import report, timeit
-from lscnb.kernels import BACKENDS, scan_sequential
+from lscnb.kernels import BACKENDS, scan_sequential, usable_backends
 
 
 def bench(T: int, batch: int, channels: int, device: str, dtype, repeat: int, backward: bool) -> list[dict]:
@@ -22,7 +22,8 @@ def bench(T: int, batch: int, channels: int, device: str, dtype, repeat: int, ba
     b = torch.randn(batch, T, channels, generator=gen, device=device, dtype=dtype)
     ref = scan_sequential(a, b)
     rows, base = [], None
-    for name, fn in BACKENDS.items():
+    for name in usable_backends(device):
+        fn = BACKENDS[name]
         out = fn(a, b)
         err = float(((out - ref).abs().max() / ref.abs().max()))
         if backward:

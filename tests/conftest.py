@@ -8,6 +8,11 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
+# Without a GPU, Triton kernels run in Triton's CPU interpreter; the variable must be set before triton is imported
+# (triton's own library functions are compiled at its import).
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 
 @pytest.fixture
 def stores(tmp_path, monkeypatch):

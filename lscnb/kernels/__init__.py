@@ -1,4 +1,4 @@
 """Performance-critical computations with a reference implementation and faster backends."""
-from .scan import BACKENDS, linear_scan, scan_parallel, scan_sequential
+from .scan import BACKENDS, linear_scan, scan_parallel, scan_sequential, scan_triton, usable_backends
 
-__all__ = ["BACKENDS", "linear_scan", "scan_parallel", "scan_sequential"]
+__all__ = ["BACKENDS", "linear_scan", "scan_parallel", "scan_sequential", "scan_triton", "usable_backends"]

@@ -1,10 +1,13 @@
 """The element-wise linear recurrence ``h_t = a_t * h_{t-1} + b_t`` (real or complex), forward and backward.
 
 ``linear_scan`` picks a backend: ``sequential`` (the reference loop, O(T) steps) or ``parallel`` (Hillis-Steele
-doubling in PyTorch, O(log T) steps of O(T) work each; a GPU matter, no win on 2 CPU cores). Both are plain
-autograd-differentiable torch code. Faster GPU backends (Triton) register themselves in ``BACKENDS``.
+doubling in PyTorch, O(log T) steps of O(T) work each; a GPU matter, no win on 2 CPU cores), both plain
+autograd-differentiable torch code, or ``triton`` (a chunked scan with its own backward, :mod:`.triton_scan`; CUDA
+tensors, or any tensor under ``TRITON_INTERPRET=1``).
 """
 from __future__ import annotations
+
+import os
 
 import torch
 
@@ -47,15 +50,50 @@ def scan_parallel(a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = No
     return b.movedim(0, dim)
 
 
-BACKENDS = {"sequential": scan_sequential, "parallel": scan_parallel}
+def triton_available() -> bool:
+    """Whether the ``triton`` backend can be imported here (it runs on CUDA, or anywhere in Triton's interpreter)."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def scan_triton(a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None, dim: int = 1) -> torch.Tensor:
+    """The chunked Triton scan (:mod:`.triton_scan`) with its reverse-scan backward; fp16/bf16 run in fp32."""
+    if not triton_available():
+        raise RuntimeError("backend='triton' needs the triton package (pip install triton)")
+    from . import triton_scan
+    if not (b.is_cuda or triton_scan.interpreted()):
+        raise ValueError("backend='triton' needs CUDA tensors (or TRITON_INTERPRET=1 set before lscnb.kernels.triton_scan "
+                         f"is imported, to run the kernels on the CPU); b is on {b.device}")
+    a, b, dim = _prepare(a, b, h0, dim)
+    dtype = b.dtype
+    if dtype in (torch.float16, torch.bfloat16):
+        a, b = a.float(), b.float()
+    shape = b.shape
+    h = triton_scan.TritonScan.apply(a.reshape(shape[0], -1).contiguous(), b.reshape(shape[0], -1).contiguous())
+    return h.reshape(shape).to(dtype).movedim(0, dim)
+
+
+BACKENDS = {"sequential": scan_sequential, "parallel": scan_parallel, "triton": scan_triton}
+
+
+def usable_backends(device) -> list[str]:
+    """The backends that run on ``device`` here (``triton``: with the package, on CUDA or in the interpreter)."""
+    cuda = torch.device(device).type == "cuda"
+    triton_ok = triton_available() and (cuda or os.environ.get("TRITON_INTERPRET") == "1")
+    return [name for name in BACKENDS if name != "triton" or triton_ok]
 
 
 def linear_scan(a, b, h0=None, *, dim: int = 1, backend: str = "auto") -> torch.Tensor:
     """``h_t = a_t * h_{t-1} + b_t`` along ``dim`` (default 1: (B, T, ...)); ``a`` broadcasts against ``b``.
 
-    ``backend="auto"`` uses the sequential loop on the CPU and the parallel scan on a GPU.
+    ``backend="auto"`` uses the sequential loop on the CPU, and on a GPU the Triton scan where triton is installed,
+    the parallel scan otherwise.
     """
+    checks.tensor(b, "b", min_dim=1)
     if backend == "auto":
-        backend = "parallel" if b.is_cuda else "sequential"
+        backend = ("triton" if triton_available() else "parallel") if b.is_cuda else "sequential"
     checks.one_of(backend, BACKENDS, "backend")
     return BACKENDS[backend](a, b, h0, dim)
