@@ -68,11 +68,14 @@ def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Calla
         lr: float = 1e-3, optimizer="adam", optimizer_kwargs: dict | None = None, clip: float | None = None,
         eval_fn: Callable[[torch.nn.Module], dict] | None = None, eval_every: int | None = None,
         checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 200, progress: bool = True,
-        desc: str = "train", after_step: Callable | None = None) -> History:
+        desc: str = "train", after_step: Callable | None = None, device=None) -> History:
     """Train ``model`` for ``steps`` steps of ``loss_fn(model, x, y)`` on ``batch_fn(step)``; return its History.
 
     ``clip`` clips the global gradient norm; ``eval_fn(model)`` returns metrics recorded every ``eval_every``
     steps and at the end; ``after_step(model, step)`` runs after each optimiser step (e.g. a projection).
+    ``device`` moves the model there and every batch (tensors, or tuples/lists/dicts of them) with it; an
+    ``eval_fn`` finds the device as ``next(model.parameters()).device``. ``checkpoint`` saves every
+    ``checkpoint_every`` steps and resumes from the file if it exists.
     """
     steps = checks.positive_int(steps, "steps")
     if clip is not None:
@@ -80,16 +83,21 @@ def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Calla
     if eval_every is not None:
         eval_every = checks.positive_int(eval_every, "eval_every")
     checkpoint_every = checks.positive_int(checkpoint_every, "checkpoint_every")
+    if device is not None:
+        device = torch.device(device)
+        model.to(device)
     opt = make_optimizer(model.parameters(), optimizer, lr, **(optimizer_kwargs or {}))
     hist, start = History(), 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
     if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
+        state = torch.load(ckpt, weights_only=False, map_location=device)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         hist = History(**state["history"])
         start = state["step"]
-        torch.set_rng_state(state["rng"])
+        torch.set_rng_state(state["rng"].cpu())
+        if state.get("cuda_rng") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all([r.cpu() for r in state["cuda_rng"]])
     params = [p for p in model.parameters() if p.requires_grad]
     t0 = time.perf_counter() - hist.wall_time_s
     bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, initial=start, total=steps)
@@ -98,6 +106,8 @@ def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Calla
             break
         model.train()
         x, y = batch_fn(k)
+        if device is not None:
+            x, y = to_device(x, device), to_device(y, device)
         loss = loss_fn(model, x, y)
         opt.zero_grad(set_to_none=True)
         value = float(loss.detach())
@@ -125,11 +135,23 @@ def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Calla
         if ckpt is not None and (k + 1) % checkpoint_every == 0:
             hist.wall_time_s = time.perf_counter() - t0
             _save(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(), "history": hist.to_dict(),
-                         "step": k + 1, "rng": torch.get_rng_state()})
+                         "step": k + 1, "rng": torch.get_rng_state(),
+                         "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None})
     if eval_fn is not None and not hist.diverged:
         hist.evals.append({"step": steps, **_evaluate(model, eval_fn)})
     hist.wall_time_s = time.perf_counter() - t0
     return hist
+
+
+def to_device(batch, device):
+    """``batch`` (a tensor, or a tuple/list/dict of them; anything else is left alone) moved to ``device``."""
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(to_device(b, device) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device) for k, v in batch.items()}
+    return batch
 
 
 def _evaluate(model, eval_fn) -> dict:

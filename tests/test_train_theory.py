@@ -57,6 +57,17 @@ def test_checkpoint_resume_gives_identical_run(tmp_path):
     np.testing.assert_allclose(resumed.loss, straight.loss, rtol=1e-6)
 
 
+def test_fit_moves_model_and_batches_to_device():
+    """``device=``: the model and every batch go there (the meta device: no data, but placement is checked)."""
+    from lscnb.train import to_device
+    moved = to_device({"x": torch.ones(2), "pair": (torch.zeros(1), 3)}, "meta")
+    assert moved["x"].device.type == "meta" and moved["pair"][0].device.type == "meta" and moved["pair"][1] == 3
+    seen = []
+    hist = fit(_model(), _batch, lambda m, x, y: seen.append((x.device, next(m.parameters()).device)) or _mse(m, x, y),
+               steps=3, progress=False, device="cpu")
+    assert len(hist.loss) == 3 and seen == [(torch.device("cpu"), torch.device("cpu"))] * 3
+
+
 def test_fit_bad_arguments():
     with pytest.raises(ValueError, match="steps"):
         fit(_model(), _batch, _mse, steps=0)
