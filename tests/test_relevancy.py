@@ -65,7 +65,84 @@ def test_bad_arguments_name_themselves():
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import relevancy as ex
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    shrink = dict(seeds=1, width=8, length=20, steps=5, lams=[0.5], T=6, L=2, batch=4, eval_batch=8, grad_T=12,
+                  grad_batch=2, transfer=[1, 2])
     for name, build in ex.FIGURES.items():
         run = build("full")[0]
-        assert run.fn(dict(run.config, seeds=1, width=8, length=20, steps=50, lams=[0.5]), ctx), name
+        cfg = {**run.config, **{k: v for k, v in shrink.items() if k in run.config}}
+        if name == "memory":
+            cfg.update(T=12, batch=2, width=8)
+        assert run.fn(cfg, ctx), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+
+
+# ----------------------------------------------------------------------------------- models, tasks, memory
+from lscnb.memprof import saved_tensor_bytes  # noqa: E402
+from lscnb.models.relevancy import MODELS, MemRNN, Tagger, attention_matrix, hidden_gradient_norms  # noqa: E402
+
+
+@pytest.mark.parametrize("kind", MODELS)
+def test_taggers_give_logits_and_gradients_at_every_step(kind):
+    torch.manual_seed(0)
+    m = Tagger(kind, 5, 8, 4, nu=3, rho=2)
+    x, y = torch.randn(2, 12, 5), torch.randint(0, 4, (2, 12))
+    assert m(x).shape == (2, 12, 4)
+    g = hidden_gradient_norms(m, x, y, last=3)
+    assert g.shape == (2, 12) and torch.isfinite(g).all() and (g[:, -1] > 0).all()
+
+
+def test_empty_slots_are_masked_and_memrnn_attends_everything():
+    torch.manual_seed(0)
+    m = RelRNN(3, 6, nu=2, rho=4)
+    _, attn = m(torch.randn(2, 5, 3), return_attention=True)
+    for idx, a in attn:  # empty long-term slots (index -1) get exactly zero weight (score -inf before softmax)
+        assert torch.all(a[idx < 0] == 0) and torch.allclose(a.sum(-1), torch.ones(2))
+    full = MemRNN(3, 6)
+    _, attn = full(torch.randn(1, 9, 3), return_attention=True)
+    assert [i.shape[1] for i, _ in attn] == list(range(1, 9))
+    A = attention_matrix(attn, 9)
+    assert torch.allclose(A[1:].sum(1), torch.ones(8)) and torch.all(A.triu() == 0)
+
+
+def test_buffer_is_fifo_and_evicted_states_fill_free_slots_first():
+    torch.manual_seed(0)
+    m = RelRNN(2, 4, nu=3, rho=2)
+    _, attn = m(torch.randn(1, 8, 2), return_attention=True)
+    idx = [i[0].tolist() for i, _ in attn]
+    assert idx[2] == [0, 1, 2, -1, -1]          # step 3: buffer h_0..h_2, slots empty
+    assert idx[3] == [1, 2, 3, 0, -1]           # step 4: h_0 evicted into a free slot
+    assert idx[4][:3] == [2, 3, 4] and sorted(idx[4][3:]) == [0, 1]
+
+
+def test_relrnn_attention_memory_is_constant_in_T_and_full_attention_grows():
+    for T in (20, 60):
+        x = torch.randn(1, T, 3)
+        rel, full = RelRNN(3, 4, nu=4, rho=3), MemRNN(3, 4)
+        rel(x), full(x)
+        assert max(rel.memory_trace) == 7 and max(full.memory_trace) == T - 1
+    b = {T: saved_tensor_bytes(lambda: MemRNN(3, 8)(torch.randn(2, T, 3)).sum())[0] for T in (40, 80)}
+    r = {T: saved_tensor_bytes(lambda: RelRNN(3, 8, nu=4, rho=4)(torch.randn(2, T, 3)).sum())[0] for T in (40, 80)}
+    assert b[80] / b[40] > 3 and r[80] / r[40] < 2.3
+
+
+def test_relevance_score_is_the_attention_received_in_the_buffer():
+    torch.manual_seed(1)
+    m = RelRNN(2, 4, nu=2, rho=1)
+    _, attn = m(torch.randn(1, 6, 2), return_attention=True)
+    # h_0 is in the buffer at steps 1 and 2; its score is the sum of the two weights it received there
+    beta0 = float(attn[0][1][0, 0] + attn[1][1][0, 0])
+    beta1 = float(attn[1][1][0, 1] + attn[2][1][0, 0])
+    kept = attn[3][0][0, -1].item()               # after h_1 is evicted (step 3), the slot holds the larger
+    assert kept == (0 if beta0 >= beta1 else 1)
+
+
+def test_bad_model_kind_and_task_name_themselves():
+    from lscnb.experiments import relevancy as ex
+    with pytest.raises(ValueError, match="kind"):
+        Tagger("GRU", 3, 4, 2)
+    with pytest.raises(ValueError, match="cell"):
+        RelRNN(3, 4, cell="gru")
+    with pytest.raises(ValueError, match="task"):
+        ex.task_batch("adding", 2, 5, L=2, symbols=3, generator=torch.Generator())
+    with pytest.raises(TypeError, match="fn"):
+        saved_tensor_bytes(3)
