@@ -68,6 +68,18 @@ class DenseLinearRNN(nn.Module):
         self.C = nn.Parameter(torch.tensor(rng.standard_normal(n) / math.sqrt(n), dtype=dtype))
         self.D = nn.Parameter(torch.tensor(rng.standard_normal(), dtype=dtype))
 
+    @classmethod
+    def from_system(cls, A, B, C, D) -> "DenseLinearRNN":
+        """A dense student equal to the system ``(A, B, C, D)`` (dtype of ``A``): the optimum of Fig. 4A."""
+        A = torch.as_tensor(A)
+        model = cls(checks.tensor(A, "A", ndim=2).shape[0], dtype=A.dtype)
+        with torch.no_grad():
+            model.A.copy_(A.unsqueeze(0))
+            model.B.copy_(torch.as_tensor(B, dtype=A.dtype))
+            model.C.copy_(torch.as_tensor(C, dtype=A.dtype))
+            model.D.copy_(torch.as_tensor(D, dtype=A.dtype))
+        return model
+
     def kernel(self, T: int) -> torch.Tensor:
         """``K_k = C A^k B`` for k < T."""
         s = self.n // self.heads
@@ -119,6 +131,19 @@ class DiagonalLRU(nn.Module):
         self.C_im = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
         self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
 
+    @classmethod
+    def from_system(cls, lam, b, c, D, dtype=torch.float64) -> "DiagonalLRU":
+        """A complex diagonal student (``param="default"``, no gamma) with eigenvalues ``lam``, input weights
+        ``b`` and readout ``c`` (complex vectors) and skip ``D``: the diagonalised optimum of Fig. 4B."""
+        lam, b, c = (torch.as_tensor(v, dtype=torch.complex128) for v in (lam, b, c))
+        model = cls(checks.tensor(lam, "lam", ndim=1).shape[0], param="default", gamma=False, dtype=dtype)
+        with torch.no_grad():
+            for name, value in (("lam", lam), ("B", b), ("C", c)):
+                getattr(model, f"{name}_re").copy_(value.real)
+                getattr(model, f"{name}_im").copy_(value.imag)
+            model.D.copy_(torch.as_tensor(D, dtype=dtype))
+        return model
+
     def eigenvalues(self) -> torch.Tensor:
         if self.param == "exp":
             return torch.exp(torch.complex(-torch.exp(self.w_nu), torch.exp(self.w_theta)))
@@ -145,6 +170,23 @@ class DiagonalLRU(nn.Module):
         drive = x.to(lam.dtype).unsqueeze(-1) * self._input()  # (batch, T, n)
         h = linear_scan(lam.expand_as(drive), drive, dim=1)
         return torch.real(h @ torch.complex(self.C_re, self.C_im)) + self.D * x
+
+
+def conjugate_pair_system(seed: int = 0, *, nu: float = 0.99, spread: float = 0.003) -> dict:
+    """The 4-unit system of Fig. 4 (App. C.3): two conjugate eigenvalue pairs with moduli ``nu + spread U`` and
+    angles ``2 pi U``, complex Gaussian eigenvectors ``P``; ``A = P diag(lam) P^-1`` is real. Returns ``A, B, C,
+    D`` (float64) and the diagonal form ``lam, b = P^-1 B, c = C P`` (complex128), so that
+    ``C A^k B = sum_i c_i lam_i^k b_i``."""
+    rng = np.random.default_rng(seed)
+    half = nu + spread * rng.random(2)
+    half = half * np.exp(2j * np.pi * rng.random(2))
+    lam = np.array([half[0], half[0].conjugate(), half[1], half[1].conjugate()])
+    v = (rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))) / (2 * math.sqrt(2))
+    P = np.stack([v[:, 0], v[:, 0].conj(), v[:, 1], v[:, 1].conj()], axis=1)
+    A = np.real(P @ np.diag(lam) @ np.linalg.inv(P))
+    B, C, D = rng.standard_normal(4), rng.standard_normal(4) / 2, rng.standard_normal()
+    return {"A": torch.tensor(A), "B": torch.tensor(B), "C": torch.tensor(C), "D": torch.tensor(D),
+            "lam": torch.tensor(lam), "b": torch.tensor(np.linalg.solve(P, B)), "c": torch.tensor(C @ P)}
 
 
 class Teacher:
