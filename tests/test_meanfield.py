@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from lscnb.models import GRUCell, LSTMCell
-from lscnb.models.unified import (GatedClassifier, Theta, critical_theta, fresh_product, gated_step,
-                                  pair_statistics, sample_weights, simulate_pair, standard_theta, uniform_theta)
+from lscnb.models.unified import (GATES, GatedClassifier, Theta, critical_theta, fresh_product, gated_step,
+                                  pair_statistics, sample_weights, simulate_pair, standard_theta,
+                                  uniform_theta)
 from lscnb.theory import meanfield as mf
 
 PEEP = uniform_theta("peephole", 1.0, 1.0, {"f": 1.0})
@@ -241,3 +242,18 @@ def test_padded_digits_are_standardised(source):
     assert seq.shape == (4, 5, x.shape[1]) and torch.equal(seq[:, 0], x[:4])
     with pytest.raises(ValueError, match="length"):
         padded_sequences(x[:4], 0)
+
+
+@pytest.mark.parametrize("arch", sorted(GATES))
+def test_equations_table_is_the_cell(arch):
+    """Tables 1/3 as rendered (EQUATIONS) compute exactly what the cell's update computes."""
+    from lscnb.models.unified import equations_gap, equations_table
+    assert equations_gap(arch, seed=1) < 1e-12
+    rows = {r["architecture"]: r for r in equations_table()}
+    assert set(rows) == set(GATES) and rows[arch]["gates K"].count(",") == len(GATES[arch]) - 1
+
+
+def test_evaluate_equations_rejects_unknown_arch():
+    from lscnb.models.unified import evaluate_equations
+    with pytest.raises(ValueError, match="arch"):
+        evaluate_equations("transformer", torch.zeros(2), lambda k, x: x)
