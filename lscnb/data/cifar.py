@@ -30,7 +30,8 @@ def _from_files(split: str) -> ImageSet | None:
         images.append(np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
         labels.append(np.asarray(batch[b"labels"], dtype=np.int64))
     x, y = np.concatenate(images), np.concatenate(labels)
-    return ImageSet(torch.from_numpy(x.copy()), torch.from_numpy(y), f"CIFAR-10 ({split}, {len(y):,} images, {paths[0].parent})")
+    what = f"CIFAR-10 ({split}, {len(y):,} images, {paths[0].parent})"
+    return ImageSet(torch.from_numpy(x.copy()), torch.from_numpy(y), what)
 
 
 def _download() -> bool:

@@ -4,9 +4,9 @@ Figures: ``dynamics`` (Fig. 5: GRU order parameters, theory vs untied and tied n
 squared singular values of the peephole LSTM's Jacobian against the corrected moments), ``backprop`` (tied vs
 untied gradient decay against 1/2 log m1), ``length`` (Fig. 1: held-out accuracy vs length, standard vs
 critical tied peephole LSTM), ``curves`` (Fig. 3: training curves on replicated-pixel and concatenated
-digits), ``heatmap`` (Figs. 2 and 6: trainability of untied and tied GRUs
-on padded digits against 3 xi and 6 xi) and ``cellstate`` (Fig. 7: the LSTM's stationary cell state,
-population dynamics vs network).
+digits), ``table2`` (Table 2, MNIST column: pixel-by-pixel test accuracy), ``heatmap`` (Figs. 2 and 6:
+trainability of untied and tied GRUs on padded digits against 3 xi and 6 xi) and ``cellstate`` (Fig. 7: the
+LSTM's stationary cell state, population dynamics vs network).
 """
 from __future__ import annotations
 
@@ -422,9 +422,9 @@ def show_length(col) -> None:
     ax[0, 0].set(xscale="log", xlabel="sequence length T", ylabel="held-out accuracy", ylim=(0, 1.02),
                  title="tied peephole LSTM, padded digits")
     ax[0, 0].legend(fontsize=8)
-    src = col[0].config["source"]
-    plot.show(fig, col, data=f"padded digits: {'scikit-learn 8x8 digits (last 397 held out)' if src == 'sklearn' else 'MNIST, 2x2-pooled (last 10,000 training digits held out)'}"
-                             " at step 1, then Gaussian noise (generated)")
+    data = ("scikit-learn 8x8 digits (last 397 held out)" if col[0].config["source"] == "sklearn"
+            else "MNIST, 2x2-pooled (last 10,000 training digits held out)")
+    plot.show(fig, col, data=f"padded digits: {data} at step 1, then Gaussian noise (generated)")
 
 
 # --------------------------------------------------------------------------------------------- Fig. 3
@@ -450,7 +450,8 @@ def curve_run(cfg: dict, ctx) -> dict:
     probe_x, probe_y = sample(cfg["probe"], torch.Generator(device=device).manual_seed(777))
     T = probe_x.shape[1]
     out = {"length": T}
-    for name, theta in (("standard", standard_theta("peephole", dim, cfg["width"])), ("critical", critical_theta("peephole"))):
+    inits = {"standard": standard_theta("peephole", dim, cfg["width"]), "critical": critical_theta("peephole")}
+    for name, theta in inits.items():
         torch.manual_seed(cfg["seed"])
         model = GatedClassifier([theta], cfg["width"], dim, T, classes, untied=False, seed=cfg["seed"]).to(device)
 
@@ -475,8 +476,8 @@ def curve_runs(scale: str) -> list[Run]:
     common = dict(width=s["curve_width"], source=s["curve_source"], iters=s["curve_iters"], lr=s["curve_lr"],
                   every=s["curve_every"], clip=1.0, batch=128, probe=256, seed=0)
     dim_rep = s["curve_dim"] or 7
-    runs = [Run(CHAPTER, "curves", f"replicated-k{k}", curve_run, dict(task="replicated", repeat=k, dim=dim_rep, **common))
-            for k in s["curve_repeats"]]
+    runs = [Run(CHAPTER, "curves", f"replicated-k{k}", curve_run,
+                dict(task="replicated", repeat=k, dim=dim_rep, **common)) for k in s["curve_repeats"]]
     dim_cat = s["curve_dim"] or 112
     runs += [Run(CHAPTER, "curves", f"concatenated-n{n}", curve_run,
                  dict(task="concatenated", digits=n, repeat=s["curve_digit_repeat"], dim=dim_cat, **common))
@@ -494,7 +495,8 @@ def curves_table(col) -> list[dict]:
     rows = []
     for r in col:
         c = r.config
-        rows.append({"task": c["task"], "setting": f"k = {c['repeat']}" if c["task"] == "replicated" else f"n = {c['digits']}",
+        setting = f"k = {c['repeat']}" if c["task"] == "replicated" else f"n = {c['digits']}"
+        rows.append({"task": c["task"], "setting": setting,
                      "T": r["length"], "classes": 10 if c["task"] == "replicated" else 2 ** c["digits"],
                      "standard": float(r["standard_accuracy"][-1]), "critical": float(r["critical_accuracy"][-1]),
                      "standard diverged": bool(r["standard_diverged"])})
@@ -514,10 +516,12 @@ def show_curves(col) -> None:
                        label=init + (" (diverged)" if r[f"{init}_diverged"] else ""))
             classes = 10 if task == "replicated" else 2 ** c["digits"]
             a.axhline(1 / classes, color="0.6", linewidth=0.8, linestyle=":")
-            what = f"pixels ×{c['repeat']}" if task == "replicated" else f"{c['digits']} digits (0/1), {classes} classes"
+            what = (f"pixels ×{c['repeat']}" if task == "replicated"
+                    else f"{c['digits']} digits (0/1), {classes} classes")
             a.set(title=f"{what}, T = {r['length']}", ylim=(0, 1.02), xlabel="iteration")
             a.legend(fontsize=8)
-        ax[i, 0].set_ylabel(f"training accuracy\n({'replicated pixels' if task == 'replicated' else 'concatenated digits'})")
+        ax[i, 0].set_ylabel("training accuracy\n(" + ("replicated pixels" if task == "replicated"
+                                                        else "concatenated digits") + ")")
     src = col[0].config["source"]
     plot.show(fig, col, data=f"{'scikit-learn 8x8 digits' if src == 'sklearn' else 'MNIST'}, unrolled ({col[0].config['dim']} "
                              "values per step for replicated pixels); accuracy on a fixed batch of 256 training sequences")
