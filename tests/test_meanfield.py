@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from lscnb.models import GRUCell, LSTMCell
-from lscnb.models.unified import (GatedClassifier, Theta, critical_theta, fresh_product, gated_step,
-                                  pair_statistics, sample_weights, simulate_pair, standard_theta, uniform_theta)
+from lscnb.models.unified import (GATES, GatedClassifier, Theta, critical_theta, fresh_product, gated_step,
+                                  pair_statistics, sample_weights, simulate_pair, standard_theta,
+                                  uniform_theta)
 from lscnb.theory import meanfield as mf
 
 PEEP = uniform_theta("peephole", 1.0, 1.0, {"f": 1.0})
@@ -225,6 +226,12 @@ def test_chapter_runs_at_full_configuration_shrunk():
             cfg.update(length=3, source="sklearn", limit=200)
         if name == "backprop":
             cfg["length"] = 10
+        if name == "length":
+            cfg.update(length=3, source="sklearn", limit=300, held_out=50)
+        if name == "table2":
+            cfg.update(source="sklearn", limit=200)
+        if name == "curves":  # the full config unrolls 28x28 MNIST; on 8x8 digits use 8 values per step
+            cfg.update(source="sklearn", limit=300, dim=8, repeat=1, probe=16, every=2)
         out = run.fn(cfg, ctx)
         assert out and all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in out.values()
                            if isinstance(v, (float, np.ndarray)) and np.asarray(v).dtype.kind == "f"), name
@@ -241,3 +248,67 @@ def test_padded_digits_are_standardised(source):
     assert seq.shape == (4, 5, x.shape[1]) and torch.equal(seq[:, 0], x[:4])
     with pytest.raises(ValueError, match="length"):
         padded_sequences(x[:4], 0)
+
+
+@pytest.mark.parametrize("arch", sorted(GATES))
+def test_equations_table_is_the_cell(arch):
+    """Tables 1/3 as rendered (EQUATIONS) compute exactly what the cell's update computes."""
+    from lscnb.models.unified import equations_gap, equations_table
+    assert equations_gap(arch, seed=1) < 1e-12
+    rows = {r["architecture"]: r for r in equations_table()}
+    assert set(rows) == set(GATES) and rows[arch]["gates K"].count(",") == len(GATES[arch]) - 1
+
+
+def test_evaluate_equations_rejects_unknown_arch():
+    from lscnb.models.unified import evaluate_equations
+    with pytest.raises(ValueError, match="arch"):
+        evaluate_equations("transformer", torch.zeros(2), lambda k, x: x)
+
+
+def test_replicated_pixels_repeats_then_chunks():
+    from lscnb.data.padded import replicated_pixels
+    x = torch.arange(12.0).reshape(2, 6)
+    seq = replicated_pixels(x, 2, 4)
+    assert seq.shape == (2, 3, 4)
+    assert seq[0].flatten().tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    assert torch.equal(replicated_pixels(x, 1, 1)[..., 0], x)
+    with pytest.raises(ValueError, match="dim"):
+        replicated_pixels(x, 1, 5)
+    with pytest.raises(ValueError, match="repeat"):
+        replicated_pixels(x, 0, 2)
+
+
+def test_concatenated_digits_label_is_the_tuple_of_digits():
+    from lscnb.data.padded import concatenated_digits
+    x = torch.arange(5.0).unsqueeze(-1).expand(5, 3)  # row i is all i
+    y = torch.tensor([0, 1, 2, 1, 0])
+    seq, lab = concatenated_digits(x, y, 3, 50, generator=torch.Generator().manual_seed(0))
+    assert seq.shape == (50, 9) and int(lab.max()) < 8
+    digits = y[seq[:, ::3].long()]  # the row index is the pixel value
+    assert torch.equal(lab, digits[:, 0] * 4 + digits[:, 1] * 2 + digits[:, 2])
+    assert not (seq == 2).any()  # only 0s and 1s are drawn
+    with pytest.raises(ValueError, match="n"):
+        concatenated_digits(x, y, 0, 5)
+    with pytest.raises(ValueError, match="y must"):
+        concatenated_digits(x, y[:3], 2, 5)
+
+
+def test_cifar10_reads_pickled_batches_and_fails_clearly_offline(tmp_path, monkeypatch):
+    import pickle
+
+    from lscnb.data import cifar, files
+    monkeypatch.setattr(files, "data_roots", lambda: [tmp_path])
+    with pytest.raises(FileNotFoundError, match="CIFAR-10"):
+        cifar.load_cifar10("test", download=False)
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    data = np.arange(2 * 3072, dtype=np.uint8).reshape(2, 3072)
+    with open(folder / "test_batch", "wb") as fh:
+        pickle.dump({b"data": data, b"labels": [3, 7]}, fh)
+    ds = cifar.load_cifar10("test", download=False)
+    assert ds.images.shape == (2, 32, 32, 3) and ds.labels.tolist() == [3, 7]
+    assert int(ds.images[0, 0, 1, 0]) == 1 and int(ds.images[0, 0, 0, 1]) == 1024 % 256  # red plane, then green
+    seq = cifar.cifar_sequences(ds)
+    assert seq.shape == (2, 1024, 3) and abs(float(seq.mean())) < 1e-5
+    with pytest.raises(ValueError, match="split"):
+        cifar.load_cifar10("valid")

@@ -40,3 +40,32 @@ def padded_sequences(x: torch.Tensor, length: int, *, generator: torch.Generator
     length = checks.positive_int(length, "length")
     noise = torch.randn(x.shape[0], length - 1, x.shape[1], generator=generator, dtype=x.dtype, device=x.device)
     return torch.cat([x.unsqueeze(1), noise], dim=1)
+
+
+def replicated_pixels(x: torch.Tensor, repeat: int, dim: int) -> torch.Tensor:
+    """Unrolled digits with every pixel repeated (Sec. 5.3, Fig. 3 bottom): the flat pixels of ``x`` (B, P), each
+    repeated ``repeat`` times in place (``np.repeat``), then cut into steps of ``dim`` values: (B, P*repeat/dim, dim)."""
+    checks.tensor(x, "x", ndim=2)
+    repeat, dim = checks.positive_int(repeat, "repeat"), checks.positive_int(dim, "dim")
+    total = x.shape[1] * repeat
+    if total % dim:
+        raise ValueError(f"dim must divide the {x.shape[1]} pixels x repeat {repeat} = {total}, got {dim}")
+    return x.repeat_interleave(repeat, dim=1).reshape(x.shape[0], total // dim, dim)
+
+
+def concatenated_digits(x: torch.Tensor, y: torch.Tensor, n: int, count: int, *,
+                        generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``count`` sequences of ``n`` digits drawn from the 0s and 1s of ``x`` (B, P) with labels ``y`` (Sec. 5.3,
+    Fig. 3 top): flat pixels concatenated (count, n*P), labelled by the digits read as a binary number, so the
+    label is the tuple of the digits' labels (``2**n`` classes; the paper's "product of the labels")."""
+    checks.tensor(x, "x", ndim=2)
+    n, count = checks.positive_int(n, "n"), checks.positive_int(count, "count")
+    if len(y) != len(x):
+        raise ValueError(f"y must have one label per row of x ({len(x)}), got {len(y)}")
+    pool = torch.nonzero((y == 0) | (y == 1)).squeeze(-1)
+    if len(pool) == 0:
+        raise ValueError("y holds no digit 0 or 1")
+    idx = pool[torch.randint(len(pool), (count, n), generator=generator, device=pool.device)]
+    bits = y[idx]
+    labels = (bits * (2 ** torch.arange(n - 1, -1, -1, device=y.device))).sum(-1)
+    return x[idx].reshape(count, -1), labels

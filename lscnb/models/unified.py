@@ -130,6 +130,97 @@ def update(arch: str, s: torch.Tensor, pre) -> torch.Tensor:
     raise ValueError(f"arch must be one of {sorted(GATES)}, got {arch!r}")
 
 
+# ----------------------------------------------------------------------------------------------- Tables 1, 3
+EQUATIONS = {
+    "vanilla": {"state": "h", "reads": {"f": "s"}, "update": [("s", "tanh(u_f)")]},
+    "gru": {"state": "h", "reads": {"f": "s", "r": "s", "r2": "sig(u_r) * s"},
+            "update": [("s", "sig(u_f) * s + (1 - sig(u_f)) * tanh(u_r2)")]},
+    "peephole": {"state": "c", "reads": {k: "s" for k in "ifro"},
+                 "update": [("s", "sig(u_f) * s + sig(u_i) * tanh(u_r)")], "readout": "sig(u_o) * tanh(s)"},
+    "lstm": {"state": "h, c", "reads": {k: "h" for k in "ifro"},
+             "update": [("c", "sig(u_f) * c + sig(u_i) * tanh(u_r)"), ("h", "sig(u_o) * tanh(c)")]},
+}
+"""Tables 1 and 3 as data: per architecture, the vector each gate's ``W_k`` multiplies (eqs. 1b, 1c) and the
+update (1a) as expressions, evaluated in order (a later line sees the new value of an earlier one).
+:func:`evaluate_equations` runs them and a test checks they are :func:`update`; :func:`equations_table`
+renders them."""
+
+
+def evaluate_equations(arch: str, s: torch.Tensor, pre) -> torch.Tensor:
+    """Eq. (1a) computed from the expressions of ``EQUATIONS[arch]`` (slow; for checking :func:`update`)."""
+    eq = EQUATIONS[checks.one_of(arch, EQUATIONS, "arch")]
+    n = s.shape[-1] // 2
+    env = {"s": s} if arch != "lstm" else {"h": s[..., :n], "c": s[..., n:]}
+    cache = {}
+
+    class Names(dict):
+        def __missing__(self, name):
+            if name.startswith("u_") and name[2:] in eq["reads"]:
+                k = name[2:]
+                if k not in cache:
+                    cache[k] = pre(k, eval(eq["reads"][k], {}, Names(env)))  # noqa: S307 - our own constants
+                return cache[k]
+            return {"sig": torch.sigmoid, "tanh": torch.tanh}.get(name) if name in ("sig", "tanh") else env[name]
+
+    for var, expr in eq["update"]:
+        env[var] = eval(expr, {}, Names(env))  # noqa: S307 - our own constants
+    return env["s"] if arch != "lstm" else torch.cat([env["h"], env["c"]], dim=-1)
+
+
+def equations_gap(arch: str, n: int = 6, d: int = 3, seed: int = 0) -> float:
+    """Largest difference between :func:`evaluate_equations` and :func:`update` on random weights and states."""
+    gen = torch.Generator().manual_seed(seed)
+    s = torch.randn(4, state_size(arch, n), generator=gen, dtype=torch.float64)
+    z = torch.randn(4, d, generator=gen, dtype=torch.float64)
+    W, U, b = sample_weights(uniform_theta(arch, 1.5, 0.7, {"f": 0.3}), n, d, generator=gen)
+
+    def pre(k, x):
+        return x @ W[k] + z @ U[k] + b[k]
+
+    return float((evaluate_equations(arch, s, pre) - update(arch, s, pre)).abs().max())
+
+
+def _tex(expr: str, new: set, state: str = "s") -> str:
+    """An expression of ``EQUATIONS`` in LaTeX: variables at ``t`` if updated already (``new``), else ``t-1``;
+    the flat state ``s`` is written ``state``."""
+    import re
+
+    def name(m):
+        tok = m.group(0)
+        if tok == "sig":
+            return r"\sigma"
+        if tok == "tanh":
+            return r"\tanh"
+        if tok.startswith("u_"):
+            k = tok[2:]
+            return rf"\mathbf u_{{{k[0]}_{k[1]}}}^t" if len(k) > 1 else rf"\mathbf u_{k}^t"
+        sym = state if tok == "s" else tok
+        return rf"\mathbf {sym}^{{t}}" if tok in new else rf"\mathbf {sym}^{{t-1}}"
+
+    out = re.sub(r"[A-Za-z_][A-Za-z_0-9]*", name, expr)
+    return out.replace(" * ", r"\circ ").replace("(1 - ", r"(1-")
+
+
+def equations_table() -> list[dict]:
+    """Rows of Tables 1 and 3 rendered from ``EQUATIONS`` (Markdown with inline LaTeX)."""
+    rows = []
+    for arch, eq in EQUATIONS.items():
+        new, lines, st = set(), [], eq["state"] if arch != "lstm" else "s"
+        for var, expr in eq["update"]:
+            lhs = st if var == "s" else var
+            lines.append(f"$\\mathbf {lhs}^t={_tex(expr, new, st)}$")
+            new.add(var)
+        reads = {}
+        for k, v in eq["reads"].items():
+            reads.setdefault(_tex(v, set(), st), []).append(k.replace("r2", "r₂"))
+        rows.append({"architecture": arch, "gates K": ", ".join(g.replace("r2", "r₂") for g in eq["reads"]),
+                     "state s": eq["state"],
+                     "W_k multiplies": "; ".join(f"{', '.join(ks)}: ${v}$" for v, ks in reads.items()),
+                     "update (1a)": "<br>".join(lines),
+                     "read-out": f"${_tex(eq['readout'], {'s'}, st)}$" if "readout" in eq else "$\\mathbf h^t$"})
+    return rows
+
+
 def fresh_product(x: torch.Tensor, var: float, units: int, generator=None) -> torch.Tensor:
     """``x @ W`` for a fresh ``W ~ N(0, var / fan_in)`` with ``units`` columns, sampled exactly in
     distribution at O(units) cost instead of drawing W.
