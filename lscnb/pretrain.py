@@ -128,9 +128,14 @@ def stack_transitions(stack, x: torch.Tensor, t: int) -> dict:
 
 
 def stack_scale_groups(stack) -> dict:
-    """``time{l}`` scales layer l's recurrent weights (``weight_hh``), ``depth{l}`` its input weights."""
+    """``time{l}`` scales layer l's recurrent weights (``weight_hh``), ``depth{l}`` its input weights; a cell with
+    an ``lsc_scale_groups()`` method (the ALIF cell) names its own ``{"time": [...], "depth": [...]}``."""
     groups = {}
     for l, cell in enumerate(stack.cells):
+        if hasattr(cell, "lsc_scale_groups"):
+            own = cell.lsc_scale_groups()
+            groups[f"time{l}"], groups[f"depth{l}"] = list(own["time"]), list(own["depth"])
+            continue
         groups[f"time{l}"] = [p for n, p in cell.named_parameters() if n.startswith("weight_hh")]
         groups[f"depth{l}"] = [p for n, p in cell.named_parameters() if n.startswith("weight_ih")]
     return groups

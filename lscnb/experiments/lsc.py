@@ -3,7 +3,8 @@
 Figures: ``lemma1`` (expected spectral radius of Gaussian matrices vs the chi-mean formula), ``corollary``
 (radii of the transition derivatives of 30-layer FFNs per initialisation and activation), ``deep_gru``
 (Fig. 1c, bottom: a 7-layer GRU pre-trained to rho = 1 and rho = 1/2, and its input gradient through time) and
-``ffn`` (Fig. 2 at proxy scale: 30-layer FFNs, Glorot vs He vs LSC, accuracy against learning rate).
+``ffn`` (Fig. 2 at proxy scale: 30-layer FFNs, Glorot vs He vs LSC, accuracy against learning rate) and ``drnn``
+(Fig. 3, a declared subset: d-RNNs on spike tasks, no pre-training vs rho = 1 vs rho = 1/2, depth 2 and 5).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import torch
 from .. import plot
 from ..config import Profile
 from ..models import GRUCell, Stack
+from ..models.drnn import DRNN
 from ..models.ffn import DeepFFN
 from ..pretrain import final_radii, pretrain_ffn, pretrain_stack
 from ..sweep import Run, gather
@@ -27,11 +29,16 @@ SIZES = {
     "quick": dict(lemma_sizes=[8, 16, 32, 64, 128, 256], lemma_samples=200, cor_width=128, cor_depth=30,
                   gru_depth=7, gru_width=32, gru_length=100, gru_steps=150, gru_seeds=[0],
                   ffn_width=64, ffn_depth=30, ffn_acts=["relu", "cos"], ffn_lrs=[1e-3, 3.16e-4], ffn_epochs=5,
-                  ffn_seeds=[0], ffn_pre_steps=200),
+                  ffn_seeds=[0], ffn_pre_steps=200,
+                  drnn_kinds=["sigma", "gru"], drnn_tasks=["sl-digits"], drnn_depths=[2], drnn_seeds=[0],
+                  drnn_pre_steps=60, drnn_steps=120, drnn_batch=32, drnn_width_scale=0.25),
     "full": dict(lemma_sizes=[8, 16, 32, 64, 128, 256, 512], lemma_samples=1000, cor_width=128, cor_depth=30,
                  gru_depth=7, gru_width=117, gru_length=100, gru_steps=1000, gru_seeds=[0, 1, 2],
                  ffn_width=128, ffn_depth=30, ffn_acts=["relu", "sin", "cos"], ffn_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4],
-                 ffn_epochs=30, ffn_seeds=[0, 1, 2, 3], ffn_pre_steps=1000),
+                 ffn_epochs=30, ffn_seeds=[0, 1, 2, 3], ffn_pre_steps=1000,
+                 drnn_kinds=["sigma", "relu", "gru", "lstm", "alif+", "alif-pm"], drnn_tasks=["sl-mnist", "spike-patterns"],
+                 drnn_depths=[2, 5], drnn_seeds=[0, 1], drnn_pre_steps=300, drnn_steps=3000, drnn_batch=256,
+                 drnn_width_scale=1.0),
 }
 
 
@@ -266,6 +273,162 @@ def show_ffn(col) -> None:
     plot.show(fig, col, data="scikit-learn's 8x8 digits (1,400 train / 397 test), a proxy for MNIST/CIFAR")
 
 
+# --------------------------------------------------------------------------------------------- Fig. 3
+DRNN_WIDTHS = {  # Tab. S1, depth-2 widths kept at every depth; sl-MNIST's for sl-digits, SHD's for its stand-in
+    "sl-mnist": {"sigma": 128, "relu": 128, "gru": 53, "lstm": 42, "alif+": 128, "alif-pm": 128},
+    "spike-patterns": {"sigma": 256, "relu": 256, "gru": 117, "lstm": 94, "alif+": 256, "alif-pm": 256},
+}
+DRNN_WIDTHS["sl-digits"] = DRNN_WIDTHS["sl-mnist"]
+DRNN_LR = {"sl-mnist": 1e-2, "sl-digits": 1e-2, "spike-patterns": 1e-3}  # Tab. S1 LSTM rates (ALIF: 1e-3)
+DRNN_TASKS = {"sl-digits": "scikit-learn 8x8 digits (1,400 train / 397 test), spike-latency coded (64 channels, "
+                           "25 steps of 2 ms)",
+              "sl-mnist": "MNIST (shared files, 60k/10k), spike-latency coded (784 channels, 50 steps of 1 ms, each "
+                          "shown twice)",
+              "spike-patterns": "synthetic spike patterns standing in for SHD (20 classes, 128 channels, 100 steps)"}
+
+
+def _spike_task(task: str, seed: int, limit: int | None = None):
+    """``(x_train, y_train, x_test, y_test, encode)``: ``encode`` turns a batch of stored rows into float spike
+    trains (B, T, C), so sl-MNIST is latency-coded batch by batch instead of all at once (18 GB)."""
+    from functools import partial
+
+    from ..data.spikes import latency_encode, spike_patterns
+    if task == "spike-patterns":
+        n = limit or 8000
+        xtr, ytr = spike_patterns(n, classes=20, channels=128, steps=100, seed=seed)
+        xte, yte = spike_patterns(n // 4, classes=20, channels=128, steps=100, seed=seed + 10_000)
+        return xtr.bool(), ytr, xte.bool(), yte, lambda x: x.float()
+    if task == "sl-digits":
+        from sklearn.datasets import load_digits
+        d = load_digits()
+        x, y = torch.tensor(d.data / 16.0, dtype=torch.float32), torch.tensor(d.target)
+        return x[:1400], y[:1400], x[1400:], y[1400:], partial(latency_encode, dt=2.0)
+    from ..data import load_mnist
+    tr, te = load_mnist("train", download=False), load_mnist("test", download=False)
+    xtr, xte = tr.images.reshape(len(tr), -1).float() / 255, te.images.reshape(len(te), -1).float() / 255
+    ytr, yte = tr.labels, te.labels
+    if limit:
+        xtr, ytr, xte, yte = xtr[:limit], ytr[:limit], xte[:limit], yte[:limit]
+    return xtr, ytr, xte, yte, partial(latency_encode, repeat=2)
+
+
+def drnn_run(cfg: dict, ctx) -> dict:
+    """One cell of Fig. 3: build a d-RNN (paper initialisation), pre-train it to ``target`` (or not), then train
+    it with Adam on a spike task, cross-entropy at every step; test mode accuracy."""
+    from ..data.spikes import mode_accuracy
+    from ..train import fit
+    torch.manual_seed(cfg["seed"])
+    xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], cfg["seed"], cfg.get("limit"))
+    classes = int(ytr.max()) + 1
+    model = DRNN(cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=classes, seed=cfg["seed"])
+    gen = torch.Generator().manual_seed(cfg["seed"])
+    out = {"time_radius": float("nan"), "depth_radius": float("nan"), "converged": False, "pre_steps": 0}
+    if cfg["target"] is not None:
+        hist = pretrain_stack(model.stack, lambda s: encode(xtr[torch.randint(len(xtr), (8,), generator=gen)]),
+                              target=cfg["target"], steps=cfg["pre_steps"], lr=cfg["pre_lr"], eps=0.05,
+                              seed=cfg["seed"], progress=False)
+        radii = final_radii(hist, last=10)
+        out.update(time_radius=float(np.mean([v for k, v in radii.items() if k.startswith("time")])),
+                   depth_radius=float(np.mean([v for k, v in radii.items() if k.startswith("depth")])),
+                   converged=hist.converged, pre_steps=hist.steps)
+
+    def batch(k):
+        idx = torch.randint(len(xtr), (cfg["batch"],), generator=gen)
+        return encode(xtr[idx]), ytr[idx]
+
+    def loss(m, x, y):  # cross-entropy at every step against the repeated label
+        logits = m(x)
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, classes), y.repeat_interleave(x.shape[1]))
+
+    def evaluate(m):
+        return {"accuracy": sum(mode_accuracy(m(encode(xte[i:i + 500])), yte[i:i + 500]) * len(yte[i:i + 500])
+                                for i in range(0, len(yte), 500)) / len(yte)}
+
+    hist = fit(model, batch, loss, steps=cfg["steps"], lr=cfg["lr"], eval_fn=evaluate,
+               eval_every=max(1, cfg["steps"] // 4), progress=False, desc=f"{cfg['kind']} {cfg['target']}")
+    acc = [e["accuracy"] for e in hist.evals]
+    out.update(accuracy=acc[-1] if acc and not hist.diverged else float("nan"), diverged=hist.diverged,
+               loss=np.array(hist.loss), curve=np.array(acc))
+    return out
+
+
+def drnn_runs(scale: str) -> list[Run]:
+    s = SIZES[scale]
+    runs = []
+    for task in s["drnn_tasks"]:
+        for kind in s["drnn_kinds"]:
+            spiking = kind.startswith("alif")
+            width = max(8, int(round(DRNN_WIDTHS[task][kind] * s["drnn_width_scale"])))
+            for depth in s["drnn_depths"]:
+                for target in ((None, 1.0) if spiking else (None, 1.0, 0.5)):  # the paper: ALIF reach 1/2 poorly
+                    for seed in s["drnn_seeds"]:
+                        runs.append(Run(CHAPTER, "drnn", f"{task}-{kind}-L{depth}-rho{target}-s{seed}", drnn_run,
+                                        dict(task=task, kind=kind, depth=depth, width=width, target=target,
+                                             pre_steps=s["drnn_pre_steps"], pre_lr=1e-2 if not spiking else 1e-3,
+                                             steps=s["drnn_steps"], batch=s["drnn_batch"],
+                                             lr=1e-3 if spiking else DRNN_LR[task], seed=seed)))
+    return runs
+
+
+def fig_drnn(profile: Profile):
+    return gather(drnn_runs, profile, subset="sl-MNIST and a synthetic stand-in for SHD (PTB not run); 2 seeds; "
+                  "Adam for a fixed number of steps instead of AdaBelief + Lookahead with early stopping")
+
+
+def drnn_table(col) -> list[dict]:
+    """Per (task, depth, cell, target): mean test mode accuracy, divergences, the pre-trained radii."""
+    rows, keys = [], sorted({(r.config["task"], r.config["depth"], r.config["kind"]) for r in col},
+                            key=lambda k: (k[0], k[1], KIND_ORDER.index(k[2])))
+    for task, depth, kind in keys:
+        for target in (None, 1.0, 0.5):
+            rs = col.where(task=task, depth=depth, kind=kind, target=target)
+            if rs:
+                rows.append({"task": task, "depth": depth, "cell": kind, "pre-training": "none" if target is None else f"ρ = {target:g}",
+                             "test mode accuracy": float(np.nanmean([r["accuracy"] for r in rs])) if not all(r["diverged"] for r in rs) else float("nan"),
+                             "diverged": f"{sum(bool(r['diverged']) for r in rs)}/{len(rs)}",
+                             "time radius": float(np.mean([r["time_radius"] for r in rs])),
+                             "depth radius": float(np.mean([r["depth_radius"] for r in rs]))})
+    return rows
+
+
+KIND_ORDER = ["sigma", "relu", "gru", "lstm", "alif+", "alif-pm"]
+DRNN_PAPER = [  # Fig. 3 caption: the only numbers the paper gives for it
+    {"claim": "ρ = 1/2 beats ρ = 1 (differentiable d-RNNs, both depths)", "paper": "> 63% of comparisons"},
+    {"claim": "ρ = 1/2 beats no pre-training at depth 5", "paper": "70% of comparisons"},
+    {"claim": "ρ = 1/2 beats no pre-training at depth 2", "paper": "about as often as not ('matched')"},
+]
+
+
+def drnn_win_rates(col) -> list[dict]:
+    """How often ρ = 1/2 beats ρ = 1 and none, over (task, depth, cell) with seeds averaged, beside the paper's rates."""
+    acc = {(r["task"], r["depth"], r["cell"], r["pre-training"]): r["test mode accuracy"] for r in drnn_table(col)}
+    cells = {k[:3] for k in acc if k[3] == "ρ = 0.5"}
+
+    def rate(other, depths):
+        pairs = [(acc[c + ("ρ = 0.5",)], acc.get(c + (other,), float("nan"))) for c in cells if c[1] in depths]
+        wins = [np.nan_to_num(a, nan=-1) > np.nan_to_num(b, nan=-1) for a, b in pairs]
+        return f"{np.mean(wins):.0%} of {len(wins)}" if wins else "not run"
+    depths = sorted({c[1] for c in cells})
+    ours = [rate("ρ = 1", depths), rate("none", [5]), rate("none", [2])]
+    return [dict(row, ours=o) for row, o in zip(DRNN_PAPER, ours)]
+
+
+def show_drnn(col) -> None:
+    rows = drnn_table(col)
+    panels = sorted({(r["task"], r["depth"]) for r in rows})
+    fig, ax = plot.figure(len(panels), 1, width=5.5 * len(panels), height=3.4)
+    for a, (task, depth) in zip(ax[0], panels):
+        kinds = [k for k in KIND_ORDER if any(r["cell"] == k and r["task"] == task and r["depth"] == depth for r in rows)]
+        for j, (label, color) in enumerate((("none", "C7"), ("ρ = 1", "C3"), ("ρ = 0.5", "C0"))):
+            vals = [next((r["test mode accuracy"] for r in rows if (r["task"], r["depth"], r["cell"], r["pre-training"])
+                          == (task, depth, k, label)), np.nan) for k in kinds]
+            a.bar(np.arange(len(kinds)) + (j - 1) * 0.27, vals, width=0.27, color=color, label=label)
+        a.set_xticks(range(len(kinds)), kinds)
+        a.set(ylabel="test mode accuracy", title=f"{task}, depth {depth}", ylim=(0, 1))
+        a.legend(fontsize=8)
+    plot.show(fig, col, data="; ".join(DRNN_TASKS[t] for t in sorted({r["task"] for r in rows})))
+
+
 # --------------------------------------------------------------------------------------------- explorer
 def explore_figure(L: int = 10, T: int = 100, rho: float = 1.0):
     """Path counts and the PascalRNN gradient for depth L, length T, radius rho."""
@@ -279,7 +442,8 @@ def explore_figure(L: int = 10, T: int = 100, rho: float = 1.0):
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {"lemma1": lemma1_runs, "corollary": corollary_runs, "deep_gru": deep_gru_runs, "ffn": ffn_runs}
+FIGURES = {"lemma1": lemma1_runs, "corollary": corollary_runs, "deep_gru": deep_gru_runs, "ffn": ffn_runs,
+           "drnn": drnn_runs}
 
 
 def gap_lemma1(col) -> str:
@@ -303,8 +467,11 @@ REPRODUCES = [
      "data": "generated Gaussian inputs", "note": ""},
     {"source": "Fig. 2", "what": "30-layer FFNs: accuracy vs learning rate for Glorot, He, LSC", "figure": "ffn",
      "data": "proxy: scikit-learn digits (MNIST/CIFAR not run yet)", "note": "fewer learning rates and seeds"},
-    {"source": "Fig. 3", "what": "6 d-RNNs x 3 tasks x depth 2/5: none vs rho 1 vs rho 1/2", "figure": None,
-     "data": "sl-MNIST, SHD, PTB", "note": "not reproduced yet (hundreds of GPU-hours; needs a GPU session)"},
+    {"source": "Fig. 3", "what": "6 d-RNNs x 3 tasks x depth 2/5: none vs rho 1 vs rho 1/2", "figure": "drnn",
+     "data": "sl-MNIST and an SHD stand-in (full, owed); sl-digits (quick)",
+     "note": "declared subset: no PTB, 2 seeds, Adam with fixed steps; the paper gives only win rates"},
+    {"source": "Tab. S1", "what": "parameter counts of the depth-2 d-RNNs", "figure": None, "data": "none",
+     "note": "reproduced exactly in the tests (ALIF on sl-MNIST/SHD: the paper's counts have 2 unexplained extra)"},
     {"source": "Fig. 4, Table I", "what": "LRU on PTB with and without clipping; after hyper-parameter search",
      "figure": None, "data": "PTB", "note": "not reproduced yet"},
     {"source": "Figs. S1-S3", "what": "learning-rate grid; decaying covariance of a_k", "figure": None, "data": "various",
