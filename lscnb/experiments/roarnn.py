@@ -165,7 +165,11 @@ def moons_run(cfg: dict, ctx) -> dict:
     net = RoaFNN(2, cfg["width"], 1, cfg["depth"], rho=cfg["rho"], seed=cfg["seed"])
     g = torch.Generator().manual_seed(cfg["seed"])
     perms = [torch.randperm(1000, generator=g) for _ in range(cfg["epochs"])]
-    batch = lambda k: (x[perms[k // 10][k % 10 * 100:(k % 10 + 1) * 100]], y[perms[k // 10][k % 10 * 100:(k % 10 + 1) * 100]])  # noqa: E731
+
+    def batch(k):  # batch k % 10 of epoch k // 10, in the order the epoch's shuffle gives
+        idx = perms[k // 10][k % 10 * 100:(k % 10 + 1) * 100]
+        return x[idx], y[idx]
+
     mse = lambda m, xb, yb: (m(xb).squeeze(-1) - yb).pow(2).mean()  # noqa: E731
     hist = train.fit(net, batch, mse, steps=10 * cfg["epochs"], lr=cfg["lr"], optimizer=cfg["optimizer"],
                      eval_fn=lambda m: {"mse": mse(m, x, y)}, eval_every=10, checkpoint=ctx.checkpoint,
@@ -328,9 +332,10 @@ def _train(model, cfg, ctx, batch, loss, evaluate):
                      progress=ctx.progress, desc=f"{cfg['model']} {cfg.get('lag', cfg.get('length'))}")
 
 
-def _curves(hist) -> dict:
+def _curves(hist, metrics: tuple) -> dict:
+    """Training loss per step, the eval ``metrics`` per eval (empty if a run diverged before its first), divergence."""
     return {"loss": np.array(hist.loss), "eval_step": np.array([e["step"] for e in hist.evals]),
-            **{k: np.array([e[k] for e in hist.evals]) for k in (hist.evals[0] if hist.evals else {}) if k != "step"},
+            **{k: np.array([e[k] for e in hist.evals], dtype=float) for k in metrics},
             "diverged": hist.diverged, "diverged_step": hist.diverged_step, "wall_s": hist.wall_time_s}
 
 
@@ -350,7 +355,7 @@ def copy_run(cfg: dict, ctx) -> dict:
                 "accuracy": (logits[:, -S:].argmax(-1) == yd[:, -S:]).float().mean()}
 
     hist = _train(sequence_model(cfg, 10, 9, "all"), cfg, ctx, batch, ce, evaluate)
-    return {**_curves(hist), "baseline": copy_memory_baseline(L, length=S, recall_at_marker=True)}
+    return {**_curves(hist, ("ce", "accuracy")), "baseline": copy_memory_baseline(L, length=S, recall_at_marker=True)}
 
 
 def adding_run(cfg: dict, ctx) -> dict:
@@ -361,7 +366,7 @@ def adding_run(cfg: dict, ctx) -> dict:
     xv, yv = adding_problem(500, cfg["length"], seed=7)
     mse = lambda m, x, y: torch.nn.functional.mse_loss(m(x), y)  # noqa: E731
     evaluate = lambda m: {"mse": mse(m, xv.to(next(m.parameters()).device), yv.to(next(m.parameters()).device))}  # noqa: E731
-    return _curves(_train(sequence_model(cfg, 2, 1, "last"), cfg, ctx, batch, mse, evaluate))
+    return _curves(_train(sequence_model(cfg, 2, 1, "last"), cfg, ctx, batch, mse, evaluate), ("mse",))
 
 
 def copy_runs(scale: str, models=("vanilla", "lstm", "roa")) -> list[Run]:
@@ -490,10 +495,14 @@ def psmnist_run(cfg: dict, ctx) -> dict:
     T, per_epoch = xtr.shape[1], len(ytr) // 100
     model = RoaRNN(1, cfg["width"], 10, alpha=cfg["rho"] / T, readout="last", seed=cfg["seed"]).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
-    order = lambda e: torch.randperm(len(ytr), generator=torch.Generator().manual_seed(1000 * cfg["seed"] + e))  # noqa: E731
+    orders = {}
 
     def batch(k):
-        idx = order(k // per_epoch)[k % per_epoch * 100:(k % per_epoch + 1) * 100]
+        e = k // per_epoch
+        if e not in orders:
+            orders.clear()
+            orders[e] = torch.randperm(len(ytr), generator=torch.Generator().manual_seed(1000 * cfg["seed"] + e))
+        idx = orders[e][k % per_epoch * 100:(k % per_epoch + 1) * 100]
         return xtr[idx].to(device), ytr[idx].to(device)
 
     def drop(m, k):
@@ -510,7 +519,7 @@ def psmnist_run(cfg: dict, ctx) -> dict:
     hist = train.fit(model, batch, ce, steps=cfg["epochs"] * per_epoch, optimizer=opt, eval_fn=accuracy,
                      eval_every=per_epoch, after_step=drop, checkpoint=ctx.checkpoint, progress=ctx.progress,
                      desc=f"psMNIST N={cfg['width']}")
-    return {**_curves(hist), "params": sum(p.numel() for p in model.parameters()), "length": T,
+    return {**_curves(hist, ("accuracy",)), "params": sum(p.numel() for p in model.parameters()), "length": T,
             "data": source[0] if source else "scikit-learn 8x8 digits, permuted (RandomState(0))"}
 
 
@@ -531,8 +540,10 @@ def show_psmnist(col) -> None:
     widths = sorted({r.config["width"] for r in col})
     for i, n in enumerate(widths):
         for r in col.where(width=n):
-            ax[0, 0].plot(np.arange(1, len(r["accuracy"]) + 1), r["accuracy"], color=plot.plt.cm.Blues(0.45 + 0.5 * i / max(len(widths) - 1, 1)),
-                          label=f"roaRNN N = {n} ({r['params']:,} parameters)" if r.config["seed"] == col[0].config["seed"] else None)
+            shade = plot.plt.cm.Blues(0.45 + 0.5 * i / max(len(widths) - 1, 1))  # darker for wider, as the paper
+            first = r.config["seed"] == col[0].config["seed"]
+            ax[0, 0].plot(np.arange(1, len(r["accuracy"]) + 1), r["accuracy"], color=shade,
+                          label=f"roaRNN N = {n} ({r['params']:,} parameters)" if first else None)
     T = col[0]["length"]
     ax[0, 0].set(xlabel="epoch", ylabel="test accuracy", title=f"permuted pixel sequences, T = {T}")
     ax[0, 0].legend(fontsize=8)
@@ -547,7 +558,7 @@ def psmnist_table(col) -> list[dict]:
     T = col[0]["length"]
     what = "ours, psMNIST" if T == 784 and col.scale == "full" else f"ours, {col.scale} scale, T = {T}: not psMNIST"
     for n in sorted({r.config["width"] for r in col}):
-        best = [100 * float(np.max(r["accuracy"])) for r in col.where(width=n)]
+        best = [100 * float(np.max(r["accuracy"], initial=0.0)) for r in col.where(width=n)]
         rows.append({"model": f"roaRNN (N = {n}), best / median of {len(best)} seeds",
                      "parameters": f"{col.where(width=n)[0]['params']:,}",
                      "test accuracy (%)": f"{max(best):.2f} / {np.median(best):.2f}", "source": what})
