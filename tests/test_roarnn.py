@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from lscnb import jacobian
+from lscnb.data import find
 from lscnb.data.moons import double_moon
 from lscnb.models.roa import RoaFNN, RoaRNNCell, semi_orthogonal
 from lscnb.theory import roa as bounds
@@ -130,6 +131,8 @@ def test_chapter_runs_at_full_configuration_shrunk():
         cfg.update({k: v for k, v in dict(depth=12, width=4 if name != "moons" else cfg.get("width"), seeds=1,
                                           length=20, epochs=1, lag=5, steps=3, eval_every=2, batch=4, n_train=200,
                                           n_test=100).items() if k in cfg})
+        if cfg.get("source") == "mnist" and find("mnist/t10k-images-idx3-ubyte.gz") is None:
+            cfg["source"] = "digits"  # no MNIST files here: the full run would refuse to fall back to a subset
         out = run.fn(cfg, ctx)
         assert out, name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)

@@ -474,13 +474,15 @@ def gap_adding(col) -> str:
 # --------------------------------------------------------------------------------------------- Fig. 5 table
 def _psmnist_data(cfg: dict):
     """(train x, train y, test x, test y): real MNIST pixel sequences permuted with the paper's
-    ``RandomState(0).permutation(784)`` (``source="mnist"``, cut to ``n_train``/``n_test``), or the 8x8-digits
+    ``RandomState(0).permutation(784)`` (``source="mnist"``, cut to ``n_train``/``n_test``; the real files or a
+    download, never the small fallback set, so a full run cannot pass a subset off as MNIST), or the 8x8-digits
     stand-in permuted the same way (``"digits"``, T = 64, 1,400 / 397)."""
     if cfg["source"] == "digits":
         x, y = digits_sequences()
         x = x[:, torch.from_numpy(np.random.RandomState(0).permutation(64))]
         return x[:1400], y[:1400], x[1400:], y[1400:]
-    train_set, test_set = load_mnist("train"), load_mnist("test")
+    train_set = load_mnist("train", fallback=False)  # the real files (or a download), never a subset
+    test_set = load_mnist("test", fallback=False)
     xtr = pixel_sequences(train_set, permute=True, seed=0, limit=cfg["n_train"])
     xte = pixel_sequences(test_set, permute=True, seed=0, limit=cfg["n_test"])
     return xtr, train_set.labels[:len(xtr)], xte, test_set.labels[:len(xte)], train_set.source
