@@ -473,7 +473,7 @@ def gap_adding(col) -> str:
 
 # --------------------------------------------------------------------------------------------- Fig. 5 table
 def _psmnist_data(cfg: dict):
-    """(train x, train y, test x, test y): real MNIST pixel sequences permuted with the paper's
+    """(train x, train y, test x, test y[, source]): real MNIST pixel sequences permuted with the paper's
     ``RandomState(0).permutation(784)`` (``source="mnist"``, cut to ``n_train``/``n_test``; the real files or a
     download, never the small fallback set, so a full run cannot pass a subset off as MNIST), or the 8x8-digits
     stand-in permuted the same way (``"digits"``, T = 64, 1,400 / 397)."""
