@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from lscnb import jacobian
+from lscnb.data import find
 from lscnb.data.moons import double_moon
 from lscnb.models.roa import RoaFNN, RoaRNNCell, semi_orthogonal
 from lscnb.theory import roa as bounds
@@ -128,7 +129,82 @@ def test_chapter_runs_at_full_configuration_shrunk():
         run = build("full")[-1]
         cfg = dict(run.config)
         cfg.update({k: v for k, v in dict(depth=12, width=4 if name != "moons" else cfg.get("width"), seeds=1,
-                                          length=20, epochs=1).items() if k in cfg})
+                                          length=20, epochs=1, lag=5, steps=3, eval_every=2, batch=4, n_train=200,
+                                          n_test=100).items() if k in cfg})
+        if cfg.get("source") == "mnist" and find("mnist/t10k-images-idx3-ubyte.gz") is None:
+            cfg["source"] = "digits"  # no MNIST files here: the full run would refuse to fall back to a subset
         out = run.fn(cfg, ctx)
         assert out, name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+
+
+def test_roarnn_sequence_matches_the_cell_and_baselines_are_orthogonal():
+    from lscnb.models.roa import PaperBaseline, RoaRNN
+    m = RoaRNN(3, 8, 2, alpha=0.1, seed=0).double()
+    x = torch.randn(4, 20, 3, dtype=torch.float64)
+    h = m.cell.initial_state(4, dtype=torch.float64)
+    for t in range(20):
+        h = m.cell(h, x[:, t])
+    torch.testing.assert_close(m.states(x)[:, -1], h)
+    assert m(x).shape == (4, 20, 2)
+    eye = RoaRNN(3, 8, 2, alpha=0.1, method="identity", seed=0)
+    torch.testing.assert_close(eye.cell.weight_hh, m.cell.weight_hh.float())  # footnote 5: same init, only O differs
+    for kind in ("rnn", "lstm"):
+        b = PaperBaseline(kind, 3, 8, 2, readout="last")
+        assert b(x.float()).shape == (4, 2)
+        for block in b.core.weight_hh_l0.detach().split(8):
+            torch.testing.assert_close(block @ block.T, torch.eye(8), atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="kind"):
+        PaperBaseline("gru", 3, 8, 2)
+    with pytest.raises(ValueError, match="readout"):
+        RoaRNN(3, 8, 2, alpha=0.1, readout="first")
+
+
+def test_task_runs_record_curves_and_baselines():
+    from lscnb.experiments import roarnn as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    out = ex.copy_run(dict(model="roa", lag=5, symbols=10, width=8, batch=4, steps=4, eval_every=2, lr=0.5, rho=3.0,
+                           alpha=3 / 15, seed=0), ctx)
+    assert len(out["loss"]) == 4 and out["baseline"] == pytest.approx(10 * math.log(8) / 25)
+    assert 0 <= out["accuracy"][-1] <= 1
+    out = ex.adding_run(dict(model="lstm", length=10, width=8, batch=4, steps=4, eval_every=2, lr=5e-3, seed=0), ctx)
+    assert list(out["eval_step"]) == [2, 4] and np.isfinite(out["mse"]).all()
+
+
+def test_killed_deep_moons_run_resumes_without_losing_epochs(tmp_path, monkeypatch):
+    """The 50,000-layer Fig. 1 run checkpoints every epoch through lscnb.train.fit: a run killed after its second
+    checkpoint resumes from it and ends exactly where an uninterrupted run ends."""
+    from lscnb import train
+    from lscnb.experiments import roarnn as ex
+    cfg = dict(label="roaFNN", depth=30, width=2, rho=5.0, optimizer="adam", lr=0.05, epochs=4, seed=0)
+    straight = ex.moons_run(cfg, types.SimpleNamespace(checkpoint=None, progress=False))
+    ckpt = tmp_path / "deep.ckpt"
+    save, calls = train._save, []
+
+    class Killed(Exception):
+        pass
+
+    def save_then_die(path, state):
+        save(path, state)
+        calls.append(state["step"])
+        if len(calls) == 2:
+            raise Killed
+
+    monkeypatch.setattr(train, "_save", save_then_die)
+    with pytest.raises(Killed):
+        ex.moons_run(cfg, types.SimpleNamespace(checkpoint=ckpt, progress=False))
+    assert calls == [10, 20] and ckpt.exists()
+    monkeypatch.setattr(train, "_save", save)
+    resumed = ex.moons_run(cfg, types.SimpleNamespace(checkpoint=ckpt, progress=False))
+    assert len(resumed["mse"]) == 4
+    np.testing.assert_allclose(resumed["mse"], straight["mse"], rtol=1e-5)
+    assert resumed["seconds_per_iteration"] > 0 and resumed["peak_rss_mb"] > 0
+
+
+def test_psmnist_run_on_the_digits_stand_in_drops_the_learning_rate():
+    from lscnb.experiments import roarnn as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    out = ex.psmnist_run(dict(source="digits", n_train=0, n_test=0, width=8, rho=0.5, lr=0.1, lr_drop=2, epochs=2,
+                              seed=0), ctx)
+    assert out["length"] == 64 and out["params"] == 8 * 8 + 12 * 8 + 10 and len(out["accuracy"]) == 2
+    assert 0 <= out["accuracy"].min() and out["accuracy"].max() <= 1

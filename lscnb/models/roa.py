@@ -141,3 +141,74 @@ class RoaRNNCell(nn.Module):
     def forward(self, state: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         y = state @ self.weight_hh.T + self.bias + u @ self.weight_ih.T
         return self.alpha * self.phi(y) + (1 - self.alpha) * (state @ self.O.T)
+
+
+class RoaRNN(nn.Module):
+    """A roaRNN (eq. 19) with the linear read-out of eq. 20, ``z_k = W_o x_k + b_o``, at every step
+    (``readout="all"``, the copy task) or at the last (``"last"``). The read-out starts N(0, init_std^2) as the
+    paper's does. The loop projects the inputs once and reads them with ``unbind`` (indexing a precomputed
+    (T, B, N) tensor inside the loop makes the backward O(T^2)), and does one matmul per step against [W_h; O]."""
+
+    def __init__(self, input_size: int, hidden_size: int, output_size: int, *, alpha: float, activation: str = "relu",
+                 method: str = "paper", init_std: float | None = 1.0, readout: str = "all", seed: int = 0):
+        super().__init__()
+        self.cell = RoaRNNCell(input_size, hidden_size, alpha=alpha, activation=activation, method=method,
+                               init_std=init_std, seed=seed)
+        self.readout_at = checks.one_of(readout, ("last", "all"), "readout")
+        out = checks.positive_int(output_size, "output_size")
+        g = torch.Generator().manual_seed(seed + 1)
+        std = init_std if init_std is not None else 1 / math.sqrt(hidden_size)
+        self.readout = nn.Linear(hidden_size, out)
+        with torch.no_grad():
+            self.readout.weight.copy_(torch.randn(out, hidden_size, generator=g) * std)
+            self.readout.bias.copy_(torch.randn(out, generator=g) * std)
+
+    def states(self, x: torch.Tensor) -> torch.Tensor:
+        """Hidden states after every step, (B, T, N), for inputs ``x`` (B, T, D)."""
+        checks.tensor(x, "x", ndim=3)
+        c, n = self.cell, self.cell.hidden_size
+        inputs = (x @ c.weight_ih.T + c.bias).unbind(1)
+        both = torch.cat([c.weight_hh, c.O]).T
+        h, out = c.initial_state(x.shape[0], device=x.device, dtype=x.dtype), []
+        for u in inputs:
+            y, o = (h @ both).split(n, dim=-1)
+            h = c.alpha * c.phi(y + u) + (1 - c.alpha) * o
+            out.append(h)
+        return torch.stack(out, 1)
+
+    def last_state(self, x: torch.Tensor) -> torch.Tensor:
+        """The final hidden state (B, N), without keeping the others (what a read-out at the last step needs)."""
+        checks.tensor(x, "x", ndim=3)
+        c, n = self.cell, self.cell.hidden_size
+        both = torch.cat([c.weight_hh, c.O]).T
+        h = c.initial_state(x.shape[0], device=x.device, dtype=x.dtype)
+        for u in (x @ c.weight_ih.T + c.bias).unbind(1):
+            y, o = (h @ both).split(n, dim=-1)
+            h = c.alpha * c.phi(y + u) + (1 - c.alpha) * o
+        return h
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.readout_at == "last":
+            return self.readout(self.last_state(x))
+        return self.readout(self.states(x))
+
+
+class PaperBaseline(nn.Module):
+    """The paper's baselines (Sec. IV): PyTorch's ``nn.RNN`` with ReLU or ``nn.LSTM``, every hidden-to-hidden block
+    initialised orthogonal, everything else PyTorch's default, with a linear read-out (all steps or the last)."""
+
+    def __init__(self, kind: str, input_size: int, hidden_size: int, output_size: int, *, readout: str = "all"):
+        super().__init__()
+        checks.one_of(kind, ("rnn", "lstm"), "kind")
+        self.readout_at = checks.one_of(readout, ("last", "all"), "readout")
+        n = checks.positive_int(hidden_size, "hidden_size")
+        self.core = (nn.RNN(checks.positive_int(input_size, "input_size"), n, nonlinearity="relu", batch_first=True)
+                     if kind == "rnn" else nn.LSTM(checks.positive_int(input_size, "input_size"), n, batch_first=True))
+        with torch.no_grad():
+            for block in self.core.weight_hh_l0.split(n):
+                nn.init.orthogonal_(block)
+        self.readout = nn.Linear(n, checks.positive_int(output_size, "output_size"))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.core(checks.tensor(x, "x", ndim=3))[0]
+        return self.readout(h[:, -1] if self.readout_at == "last" else h)
