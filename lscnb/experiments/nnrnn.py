@@ -160,7 +160,7 @@ class _CellModel(torch.nn.Module):
         if hasattr(self.cell, "sequence"):
             return self.cell.sequence(x)
         with parametrize.cached():
-            h, out = self.cell.initial_state(x.shape[0], dtype=x.dtype), []
+            h, out = self.cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype), []
             for t in range(x.shape[1]):
                 h = self.cell(h, x[:, t])
                 out.append(h)

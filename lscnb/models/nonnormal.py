@@ -73,7 +73,7 @@ class NNRNNCell(nn.Module):
 
     def sequence(self, x: torch.Tensor) -> torch.Tensor:
         """States (B, T, N) for inputs (B, T, D), computing V once."""
-        V, h, out = self.V(), torch.zeros(x.shape[0], self.hidden_size, dtype=x.dtype), []
+        V, h, out = self.V(), torch.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device), []
         for t in range(x.shape[1]):
             h = self.forward(h, x[:, t], V)
             out.append(h)
