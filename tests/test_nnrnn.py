@@ -91,6 +91,39 @@ def test_chapter_runs_at_full_configuration_shrunk():
     for name, build in ex.FIGURES.items():
         run = build("full")[0]
         cfg = dict(run.config)
-        cfg.update({k: v for k, v in dict(iters=3, width=8, T=5, samples=10, steps=20).items() if k in cfg})
+        cfg.update({k: v for k, v in dict(iters=3, width=8, T=5, samples=10, steps=20, pool=7, n_train=20, n_eval=10,
+                                             epochs=1, batch=10).items() if k in cfg})
         assert run.fn(cfg, ctx), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+
+
+def test_schur_parts_subdiagonal_profile_and_angles():
+    cell = NNRNNCell(3, 8, seed=1)
+    with torch.no_grad():
+        cell.T.copy_(torch.randn(8, 8))
+    parts = cell.schur_parts()
+    np.testing.assert_allclose(parts["Theta"], parts["Lambda"] + parts["T"], atol=1e-7)
+    assert np.all(np.triu(parts["T"]) == 0) and parts["P_orthogonality"] < 1e-5
+    assert np.all((parts["theta"] >= 0) & (parts["theta"] < 2 * math.pi)) and parts["gamma"].shape == (4,)
+    profile = fisher.subdiagonal_profile(np.diag(np.full(5, 2.0), -1) + np.diag(np.ones(4), -2), 3)
+    np.testing.assert_allclose(profile, [2.0, 1.0, 0.0])  # 6x6: a delay line and a second sub-diagonal
+    assert fisher.angle_concentration(np.full(7, 1.3)) == pytest.approx(1.0)
+    assert fisher.angle_concentration(np.linspace(0, 2 * math.pi, 8, endpoint=False)) < 1e-12
+    with pytest.raises(ValueError, match="kmax"):
+        fisher.subdiagonal_profile(np.eye(3), 3)
+    with pytest.raises(ValueError, match="angles"):
+        fisher.angle_concentration([])
+
+
+def test_psmnist_parameter_budgets_and_data():
+    from lscnb.experiments import nnrnn as ex
+    # spec §2.8: nnRNN-512 with the code's mask, 1 input, 10 classes = 268,298 effective parameters
+    assert NNRNNCell(1, 512, t_mask="tril").effective_parameters() + 512 * 10 + 10 == 268298
+    counts = {m: ex.effective_parameters(*ex.make_model(m, w, 0, n_in=1, n_out=10, hyper=ex.PSMNIST_HYPER)[:2])
+              for m, w in ex.PSMNIST_MATCHED.items()}
+    assert all(abs(c / 269_000 - 1) < 0.01 for c in counts.values()), counts  # "269K" within 1%
+    d = ex.psmnist_data(7, 30, 10)
+    assert d["train"][0].shape == (30, 16, 1) and d["valid"][0].shape == (10, 16, 1)
+    assert float(d["train"][0].max()) <= 1.0
+    with pytest.raises(ValueError, match="pool"):
+        ex.psmnist_data(5, 10, 10)

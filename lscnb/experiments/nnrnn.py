@@ -6,6 +6,7 @@ nnRNN vs expRNN vs vanilla RNN vs LSTM at equal width).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -15,10 +16,12 @@ from tqdm.auto import tqdm
 
 from .. import plot
 from ..config import Profile
+from .. import checks
 from ..data import copy_memory, copy_memory_baseline
+from ..data.mnist import load_mnist, pixel_sequences
 from ..models import RNNCell
 from ..models.nonnormal import NNRNNCell
-from ..models.orthogonal import OrthogonalRNNCell
+from ..models.orthogonal import ModReLU, OrthogonalRNNCell
 from ..sweep import Run, gather
 from ..theory import fisher
 
@@ -26,8 +29,8 @@ CHAPTER = "nnrnn"
 NOTEBOOK = "book/nnrnn.ipynb"
 
 SIZES = {
-    "quick": dict(copy_T=50, copy_width=64, copy_iters=500, copy_seeds=[0]),
-    "full": dict(copy_T=200, copy_width=128, copy_iters=1500, copy_seeds=[0, 1, 2]),
+    "quick": dict(copy_T=50, copy_width=64, copy_iters=500, copy_seeds=[0], theta_iters=250),
+    "full": dict(copy_T=200, copy_width=128, copy_iters=1500, copy_seeds=[0, 1, 2], theta_iters=1500),
 }
 CONFIGS = [(a, b) for b in (0.0, 0.005) for a in (0.95, 1.0, 1.05)]
 TABLE_A5 = {  # thesis values, and the spec's 120-digit references for the ill-conditioned d = 0.2 rows
@@ -41,6 +44,25 @@ COPY_HYPER = {  # Table A.1 (copy task)
     "RNN": dict(lr=1e-3, alpha=0.9),
     "LSTM": dict(lr=5e-4, alpha=0.99),
 }
+PSMNIST_HYPER = {  # Table A.2 (psMNIST), equal width N = 512; "RNN Orth" and EURNN rows not run
+    "nnRNN": dict(hid=512, lr=1.5e-4, lr_orth=1.5e-5, alpha=0.99, delta=0.15, t_decay=1e-4, init="cayley"),
+    "expRNN": dict(hid=512, lr=5e-4, lr_orth=5e-5, alpha=0.99, init="cayley"),
+    "RNN": dict(hid=512, lr=1e-4, alpha=0.9, init="glorot"),
+    "LSTM": dict(hid=512, lr=5e-4, alpha=0.9, init="glorot"),
+}
+PSMNIST_MATCHED = {"nnRNN": 512, "expRNN": 722, "LSTM": 257}
+"""Table A.2's equal-parameter widths (about 269K parameters, Fig. A.1 right)."""
+PSMNIST_QUICK_HYPER = {  # toy scale: one shared learning rate (the paper's per-model rates were tuned at N = 512)
+    m: dict(hp, lr=2e-3, **({"lr_orth": 2e-4} if "lr_orth" in hp else {}), **({"delta": 1e-3} if m == "nnRNN" else {}))
+    for m, hp in PSMNIST_HYPER.items()}
+PSMNIST_SIZES = {  # pool: side of the average-pooling window (28 / pool pixels per side)
+    "quick": dict(pool=4, n_train=1500, n_eval=500, batch=100, epochs=3, widths={m: 32 for m in PSMNIST_HYPER},
+                  matched={"nnRNN": 32, "expRNN": 42, "LSTM": 16}, seeds=[0], hyper="quick"),
+    "full": dict(pool=1, n_train=50000, n_eval=10000, batch=100, epochs=10,
+                 widths={m: hp["hid"] for m, hp in PSMNIST_HYPER.items()}, matched=PSMNIST_MATCHED, seeds=[0],
+                 hyper="paper"),
+}
+PSMNIST_SUBSET = "1 seed and 10 of the paper's 100 epochs; RNN-orth and EURNN rows not run"
 
 
 # --------------------------------------------------------------------------------------------- Fig. 3.1b
@@ -138,35 +160,39 @@ class _CellModel(torch.nn.Module):
         if hasattr(self.cell, "sequence"):
             return self.cell.sequence(x)
         with parametrize.cached():
-            h, out = self.cell.initial_state(x.shape[0], dtype=x.dtype), []
+            h, out = self.cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype), []
             for t in range(x.shape[1]):
                 h = self.cell(h, x[:, t])
                 out.append(h)
         return torch.stack(out, 1)
 
 
-def make_copy_model(name: str, width: int, seed: int):
-    """(recurrent model with ``sequence(x)``, readout, optimisers) for a copy-task model with Table A.1's
-    RMSprop settings."""
-    if name not in COPY_HYPER:
-        raise ValueError(f"name must be one of {sorted(COPY_HYPER)}, got {name!r}")
+def make_model(name: str, width: int, seed: int, *, n_in: int = 10, n_out: int = 9, hyper: dict | None = None,
+               init: str = "henaff"):
+    """(recurrent model with ``sequence(x)``, readout, optimisers) with the RMSprop settings of ``hyper[name]``
+    (Table A.1 by default; P's skew parameter in its own optimiser, T weight-decayed in its own group)."""
+    hyper = COPY_HYPER if hyper is None else hyper
+    if name not in hyper:
+        raise ValueError(f"name must be one of {sorted(hyper)}, got {name!r}")
     torch.manual_seed(seed)
-    hp = COPY_HYPER[name]
+    hp = hyper[name]
     if name == "nnRNN":
-        core = _CellModel(NNRNNCell(10, width, init="henaff", seed=seed))
+        core = _CellModel(NNRNNCell(n_in, width, init=init, seed=seed))
         main, orth = core.cell.param_groups(hp["lr"], hp["lr_orth"], hp["t_decay"])
     elif name == "expRNN":
-        core = _CellModel(OrthogonalRNNCell(10, width, map="exp", init="henaff"))
+        core = _CellModel(OrthogonalRNNCell(n_in, width, map="exp", init=init))
         skew_param = core.cell.recurrent.parametrizations.weight.original
         main = [{"params": [p for p in core.parameters() if p is not skew_param], "lr": hp["lr"]}]
         orth = [{"params": [skew_param], "lr": hp["lr_orth"]}]
     elif name == "RNN":
-        core, orth = _CellModel(RNNCell(10, width, activation="tanh")), None
+        core, orth = _CellModel(RNNCell(n_in, width, activation="tanh")), None
+        main = [{"params": list(core.parameters()), "lr": hp["lr"]}]
+    elif name == "LSTM":
+        core, orth = _LSTMModel(n_in, width), None
         main = [{"params": list(core.parameters()), "lr": hp["lr"]}]
     else:
-        core, orth = _LSTMModel(10, width), None
-        main = [{"params": list(core.parameters()), "lr": hp["lr"]}]
-    readout = torch.nn.Linear(width, 9)
+        raise ValueError(f"name must be nnRNN, expRNN, RNN or LSTM, got {name!r}")
+    readout = torch.nn.Linear(width, n_out)
     torch.nn.init.xavier_normal_(readout.weight)
     main[0]["params"] = list(main[0]["params"]) + list(readout.parameters())
     opts = [torch.optim.RMSprop(main, alpha=hp["alpha"])]
@@ -175,31 +201,68 @@ def make_copy_model(name: str, width: int, seed: int):
     return core, readout, opts
 
 
+def make_copy_model(name: str, width: int, seed: int):
+    """(recurrent model with ``sequence(x)``, readout, optimisers) for a copy-task model with Table A.1's
+    RMSprop settings."""
+    return make_model(name, width, seed)
+
+
+def effective_parameters(core, readout) -> int:
+    """Free parameters of a model (the nnRNN's masked T and skew half counted once; spec §2.8)."""
+    if isinstance(getattr(core, "cell", None), NNRNNCell):
+        rec = core.cell.effective_parameters()
+    elif isinstance(getattr(core, "cell", None), OrthogonalRNNCell):
+        n = core.cell.hidden_size
+        rec = n * (n - 1) // 2 + sum(p.numel() for name, p in core.cell.named_parameters()
+                                     if "recurrent" not in name)
+    else:
+        rec = sum(p.numel() for p in core.parameters())
+    return rec + sum(p.numel() for p in readout.parameters())
+
+
+def _step(opts, loss) -> None:
+    for o in opts:
+        o.zero_grad()
+    loss.backward()
+    for o in opts:
+        o.step()
+
+
+def _theta_snapshot(core) -> dict:
+    parts = core.cell.schur_parts()
+    return {"P_orthogonality": parts.pop("P_orthogonality"), "gamma_mean": float(parts["gamma"].mean()), **parts}
+
+
 def copy_run(cfg: dict, ctx) -> dict:
-    """Train one model on the copy task (thesis convention: length T + 20, loss averaged over all steps)."""
+    """Train one model on the copy task (thesis convention: length T + 20, loss averaged over all steps).
+
+    With ``cfg["track"] = k`` an nnRNN run also records ``||T||_F`` and P's orthogonality every k iterations and
+    returns the learned Theta, Lambda, T, angles and scales (Fig. 3.3)."""
     core, readout, opts = make_copy_model(cfg["model"], cfg["width"], cfg["seed"])
     gen = torch.Generator().manual_seed(cfg["seed"])
-    losses = []
+    track = cfg.get("track", 0) if cfg["model"] == "nnRNN" else 0
+    losses, t_norm, p_orth = [], [], []
     for it in tqdm(range(cfg["iters"]), desc=cfg["model"], disable=not getattr(ctx, "progress", False), leave=False):
+        if track and it % track == 0:
+            snap = core.cell.schur_parts()
+            t_norm.append(float(np.linalg.norm(snap["T"])))
+            p_orth.append(snap["P_orthogonality"])
         x, y = copy_memory(10, cfg["T"] - 1, generator=gen)
         logits = readout(core.sequence(x))
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 9), y.reshape(-1))
         total = loss + (core.cell.gamma_penalty(COPY_HYPER["nnRNN"]["delta"]) if cfg["model"] == "nnRNN" else 0.0)
-        for o in opts:
-            o.zero_grad()
-        total.backward()
-        for o in opts:
-            o.step()
+        _step(opts, total)
         value = float(loss.detach())
         losses.append(value if math.isfinite(value) else float("nan"))
         if not math.isfinite(value):
             break
     out = {"loss": np.array(losses), "baseline": copy_memory_baseline(cfg["T"] - 1)}
     if cfg["model"] == "nnRNN":
-        with torch.no_grad():
-            P = core.cell.P()
-            out["P_orthogonality"] = float((P.T @ P - torch.eye(cfg["width"])).abs().max())
-            out["gamma_mean"] = float(core.cell.gamma.mean())
+        snap = _theta_snapshot(core)
+        out["P_orthogonality"], out["gamma_mean"] = snap["P_orthogonality"], snap["gamma_mean"]
+        if track:
+            out.update(snap, T_norm=np.array(t_norm + [float(np.linalg.norm(snap["T"]))]),
+                       P_orth_history=np.array(p_orth + [snap["P_orthogonality"]]))
     return out
 
 
@@ -233,6 +296,233 @@ def show_copy(col) -> None:
     plot.show(fig, col, data="copy-memory sequences, generated (8 symbols, length T + 20)")
 
 
+# --------------------------------------------------------------------------------------------- Fig. 3.2 right
+@functools.lru_cache(maxsize=2)
+def psmnist_data(pool: int, n_train: int, n_eval: int, split_seed: int = 0):
+    """Permuted pixel sequences of real MNIST, average-pooled by ``pool`` (1: the paper's 784 steps): train and
+    validation (a random split of the 60K training images, as the code's 50K/10K) and the 10K test set."""
+    pool = checks.positive_int(pool, "pool")
+    if 28 % pool:
+        raise ValueError(f"pool must divide 28, got {pool}")
+    train, test = load_mnist("train"), load_mnist("test")
+
+    def seq(images):
+        imgs = torch.nn.functional.avg_pool2d(images.float().unsqueeze(1), pool).squeeze(1)
+        return pixel_sequences(imgs, permute=True)
+
+    order = torch.randperm(len(train), generator=torch.Generator().manual_seed(split_seed))
+    tr, va = order[:n_train], order[len(train) - n_eval:]
+    x = seq(train.images)
+    return {"train": (x[tr], train.labels[tr]), "valid": (x[va], train.labels[va]),
+            "test": (seq(test.images[:n_eval]), test.labels[:n_eval]), "source": train.source}
+
+
+@torch.no_grad()
+def _accuracy(core, readout, x, y, batch: int = 500) -> float:
+    hits = sum(int((readout(core.sequence(x[i:i + batch])[:, -1]).argmax(-1) == y[i:i + batch]).sum())
+               for i in range(0, len(y), batch))
+    return hits / len(y)
+
+
+def psmnist_run(cfg: dict, ctx) -> dict:
+    """Train one model on permuted pixel-by-pixel MNIST (classification from the last state, RMSprop, Table
+    A.2 or the quick shared rates); validation accuracy after every epoch, test accuracy of the best epoch."""
+    hyper = PSMNIST_HYPER if cfg["hyper"] == "paper" else PSMNIST_QUICK_HYPER
+    name = cfg["model"]
+    data = psmnist_data(cfg["pool"], cfg["n_train"], cfg["n_eval"])
+    core, readout, opts = make_model(name, cfg["width"], cfg["seed"], n_in=1, n_out=10, hyper=hyper,
+                                     init="cayley")
+    (x, y), gen = data["train"], torch.Generator().manual_seed(cfg["seed"])
+    device = getattr(ctx, "device", "cpu")
+    core, readout = core.to(device), readout.to(device)
+    losses, valid, best, test_at_best, diverged = [], [], -1.0, float("nan"), False
+    for epoch in tqdm(range(cfg["epochs"]), desc=f"psMNIST {name}", disable=not getattr(ctx, "progress", False),
+                      leave=False):
+        order = torch.randperm(len(y), generator=gen)
+        for i in range(0, len(y) - cfg["batch"] + 1, cfg["batch"]):
+            idx = order[i:i + cfg["batch"]]
+            logits = readout(core.sequence(x[idx].to(device))[:, -1])
+            loss = torch.nn.functional.cross_entropy(logits, y[idx].to(device))
+            total = loss + (core.cell.gamma_penalty(hyper[name]["delta"]) if name == "nnRNN" else 0.0)
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                diverged = True
+                break
+            _step(opts, total)
+            losses.append(value)
+        if diverged:
+            break
+        acc = _accuracy(core, readout, *(t.to(device) for t in data["valid"]))
+        valid.append(acc)
+        if acc > best:
+            best, test_at_best = acc, _accuracy(core, readout, *(t.to(device) for t in data["test"]))
+    out = {"loss": np.array(losses), "valid_acc": np.array(valid), "best_valid": max(best, 0.0),
+           "test_at_best": test_at_best, "diverged": diverged, "params": effective_parameters(core, readout),
+           "steps": int(x.shape[1])}
+    if name == "nnRNN":
+        out.update(_theta_snapshot(core))
+    return out
+
+
+def psmnist_runs(scale: str) -> list[Run]:
+    s = PSMNIST_SIZES[scale]
+    base = dict(pool=s["pool"], n_train=s["n_train"], n_eval=s["n_eval"], batch=s["batch"], epochs=s["epochs"],
+                hyper=s["hyper"])
+    runs = [Run(CHAPTER, "psmnist", f"{m}-N{s['widths'][m]}-s{seed}", psmnist_run,
+                dict(base, model=m, width=s["widths"][m], budget="width", seed=seed))
+            for m in PSMNIST_HYPER for seed in s["seeds"]]
+    runs += [Run(CHAPTER, "psmnist", f"{m}-N{w}-params-s{seed}", psmnist_run,
+                 dict(base, model=m, width=w, budget="params", seed=seed))
+             for m, w in s["matched"].items() if w != s["widths"][m] for seed in s["seeds"]]
+    return runs
+
+
+def fig_psmnist(profile: Profile):
+    return gather(psmnist_runs, profile, subset=PSMNIST_SUBSET)
+
+
+def _budget_runs(col, model: str, budget: str) -> list:
+    """The runs of ``model`` in the equal-width or equal-parameter comparison (a model whose matched width is its
+    equal width is run once and shown in both)."""
+    runs = col.where(model=model, budget=budget)
+    if budget == "params" and not runs:
+        matched = PSMNIST_SIZES[col.scale]["matched"].get(model)
+        runs = [r for r in col.where(model=model, budget="width") if r.config["width"] == matched]
+    return runs
+
+
+def psmnist_final(col) -> list[dict]:
+    """Per budget and model: width, effective parameters, best validation accuracy and the test accuracy at
+    that epoch (mean over seeds)."""
+    rows = []
+    for budget in ("width", "params"):
+        for m in PSMNIST_HYPER:
+            runs = _budget_runs(col, m, budget)
+            if runs:
+                rows.append({"budget": "equal width" if budget == "width" else "equal parameters", "model": m,
+                             "N": runs[0].config["width"], "parameters": int(runs[0]["params"]),
+                             "best valid acc": float(np.mean([r["best_valid"] for r in runs])),
+                             "test acc at best": float(np.mean([r["test_at_best"] for r in runs]))})
+    return rows
+
+
+def show_psmnist(col) -> None:
+    fig, ax = plot.figure(2, 1, width=11, height=3.6)
+    for j, budget in enumerate(("width", "params")):
+        for i, m in enumerate(PSMNIST_HYPER):
+            for r in _budget_runs(col, m, budget):
+                acc = r["valid_acc"]
+                ax[0, j].plot(np.arange(1, len(acc) + 1), acc, "o-", color=f"C{i}",
+                              label=f"{m} (N = {r.config['width']}, {int(r['params']):,} params)")
+        ax[0, j].set(xlabel="epoch", ylabel="validation accuracy",
+                     title=("Fig. 3.2 right: equal width" if budget == "width" else "Fig. A.1 right: equal parameters")
+                     + f", {col[0]['steps']} steps")
+        ax[0, j].legend(fontsize=7)
+    plot.show(fig, col, data=f"real MNIST, pixels average-pooled by {col[0].config['pool']} and permuted "
+              f"(RandomState(1234)); {col[0].config['n_train']:,} training images")
+
+
+# --------------------------------------------------------------------------------------------- Fig. 3.3 / A.2
+def theta_runs(scale: str) -> list[Run]:
+    """One nnRNN per task, trained as in Fig. 3.2 (copy) and Fig. 3.2 right (psMNIST), keeping its learned
+    Theta = Lambda + T, angles and scales, and ||T||_F and P's orthogonality along training. The psMNIST panel
+    (Fig. A.2) is the nnRNN of the psMNIST figure, which keeps the same (``theta_results``)."""
+    s = SIZES[scale]
+    copy_cfg = dict(model="nnRNN", T=s["copy_T"], width=s["copy_width"], iters=s["theta_iters"], seed=0,
+                    track=max(1, s["theta_iters"] // 25))
+    return [Run(CHAPTER, "theta", "copy", copy_run, copy_cfg)]
+
+
+def fig_theta(profile: Profile):
+    return gather(theta_runs, profile, subset="one seed per task; PTB (Fig. 3.3b) not yet")
+
+
+def theta_results(theta_col, psmnist_col) -> list:
+    """The learned-Theta results: the copy run, then the equal-width psMNIST nnRNN (seed 0)."""
+    ps = [r for r in psmnist_col.where(model="nnRNN", budget="width") if r.config["seed"] == 0]
+    return list(theta_col) + ps
+
+
+def _task(r) -> str:
+    return "copy" if "iters" in r.config else "psMNIST"
+
+
+def theta_stats(results) -> list[dict]:
+    """Per task: RMS of T's entries against RMS of Lambda's block entries, ||T||_F, mean gamma, angle
+    concentration (0 uniform, 1 aligned), P's orthogonality."""
+    rows = []
+    for r in results:
+        lam = r["Lambda"]
+        rows.append({"task": f"copy (T = {r.config['T']})" if _task(r) == "copy" else f"psMNIST ({r['steps']} steps)",
+                     "N": r.config["width"], "‖T‖_F": float(np.linalg.norm(r["T"])),
+                     "RMS(T) / RMS(Λ blocks)": float(np.sqrt((r["T"][r["T"] != 0] ** 2).mean() if (r["T"] != 0).any()
+                                                             else 0.0) / np.sqrt((lam[lam != 0] ** 2).mean())),
+                     "mean γ": float(r["gamma_mean"]), "angle concentration": fisher.angle_concentration(r["theta"]),
+                     "max |PᵀP − I|": float(r["P_orthogonality"])})
+    return rows
+
+
+def show_theta(theta_col, psmnist_col) -> None:
+    fig, ax = plot.figure(4, 1, width=15, height=3.5)
+    for j, r in enumerate(theta_results(theta_col, psmnist_col)):
+        th = r["Theta"]
+        lim = float(np.abs(th).max())
+        plot.heatmap(ax[0, j], th[::-1], cmap="RdBu_r", vmin=-lim, vmax=lim, xlabel="column", ylabel="row (top = 1)",
+                     cbar_label="Θ entry")
+        ax[0, j].set_yticks([])
+        name = _task(r)
+        ax[0, j].set_title(f"({'a' if j == 0 else 'A.2'}) learned Θ, {name}, N = {r.config['width']}")
+        ins = ax[0, j].inset_axes([0.55, 0.62, 0.4, 0.33])
+        ins.hist(r["theta"], bins=16, range=(0, 2 * np.pi), color="k")
+        ins.set(xticks=[0, np.pi, 2 * np.pi], xticklabels=["0", "π", "2π"], yticks=[])
+        ins.tick_params(labelsize=6)
+        k = min(30, th.shape[0] - 1)
+        ax[0, 2].plot(np.arange(1, k + 1), fisher.subdiagonal_profile(r["T"], k), "o-", ms=3, label=name)
+    ax[0, 2].set(xlabel="sub-diagonal k", ylabel="mean |T_{i+k,i}|", title="(c) feed-forward coupling by distance")
+    ax[0, 2].legend(fontsize=7)
+    c = theta_col[0]
+    it = np.arange(len(c["T_norm"])) * c.config["track"]
+    ax[0, 3].plot(it, c["T_norm"], color="C0", label="‖T‖_F")
+    ax[0, 3].set(xlabel="iteration (copy)", ylabel="‖T‖_F", title="T grows from 0 during training")
+    tw = ax[0, 3].twinx()
+    tw.semilogy(it, np.maximum(c["P_orth_history"], 1e-9), color="C1", label="max |PᵀP − I|")
+    tw.set_ylabel("max |PᵀP − I|")
+    tw.grid(False)
+    ax[0, 3].legend(loc="upper left", fontsize=7)
+    tw.legend(loc="lower right", fontsize=7)
+    plot.show(fig, theta_col, psmnist_col, data="copy task (generated) and permuted MNIST (real digits); Θ read from the parameters, "
+              "not from a Schur decomposition of V")
+
+
+# --------------------------------------------------------------------------------------------- Fig. 2.1
+def activation_curves(z: np.ndarray, leak: float = 0.1, modrelu_bias: float = -0.5) -> dict:
+    """The activations of thesis Fig. 2.1 (sigmoid, tanh, ReLU, leaky ReLU) and the nnRNN's modReLU
+    ``sign(z) relu(|z| + b)`` for b = 0 (the identity) and ``modrelu_bias`` < 0 (a dead zone |z| < -b)."""
+    x = torch.as_tensor(np.asarray(z, dtype=float))
+    mod = ModReLU(x.numel())
+    out = {"sigmoid": torch.sigmoid(x), "tanh": torch.tanh(x), "ReLU": torch.relu(x),
+           f"leaky ReLU ({leak:g})": torch.nn.functional.leaky_relu(x, leak)}
+    with torch.no_grad():
+        for b in (0.0, modrelu_bias):
+            mod.bias.fill_(b)
+            out[f"modReLU (b = {b:g})"] = mod(x.float()).double()
+    return {k: v.numpy() for k, v in out.items()}
+
+
+def show_activations() -> dict:
+    z = np.linspace(-3, 3, 601)
+    curves = activation_curves(z)
+    fig, ax = plot.figure(2, 1, width=10, height=3.3)
+    for name, y in curves.items():
+        ax[0, 0 if "modReLU" not in name else 1].plot(z, y, label=name)
+    ax[0, 0].set(xlabel="z", ylabel="φ(z)", title="Fig. 2.1: common activation functions")
+    ax[0, 1].set(xlabel="z", ylabel="φ(z)", title="modReLU (the nnRNN's non-linearity)")
+    for a in ax[0]:
+        a.legend(fontsize=7)
+    plot.show(fig, note="Closed forms; no training.")
+    return {"z": z, **curves}
+
+
 # --------------------------------------------------------------------------------------------- explorer
 def explore_figure(alpha: float = 1.0, beta: float = 0.0, d: float = 0.0, n: int = 100):
     """Transients and Fisher memory curve of Theta(d, alpha, beta) (eq. 3.4.2)."""
@@ -248,7 +538,8 @@ def explore_figure(alpha: float = 1.0, beta: float = 0.0, d: float = 0.0, n: int
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {"transients": transients_runs, "fmc": fmc_runs, "copy": copy_runs}
+FIGURES = {"transients": transients_runs, "fmc": fmc_runs, "copy": copy_runs, "psmnist": psmnist_runs,
+           "theta": theta_runs}
 
 
 def gap_fmc(col) -> str:
@@ -263,9 +554,24 @@ def gap_copy(col) -> str:
             f"(baseline {col[0]['baseline']:.3f}); thesis: curves only (nnRNN and expRNN solve it, RNN and LSTM do not)")
 
 
+PSMNIST_THESIS = "no final numbers printed (curves only); best validation accuracy read off Fig. 3.2 is not quoted"
+
+
+def gap_psmnist(col) -> str:
+    rows = [r for r in psmnist_final(col) if r["budget"] == "equal width"]
+    return ("best validation accuracy " + ", ".join(f"{r['model']} {r['best valid acc']:.3f}" for r in rows)
+            + f" ({col[0]['steps']} steps); thesis: {PSMNIST_THESIS}")
+
+
+def gap_theta(col) -> str:
+    rows = theta_stats(col)  # the copy panel (the psMNIST panel's numbers are in the psMNIST runs)
+    return ("; ".join(f"{r['task']}: RMS(T)/RMS(Λ) {r['RMS(T) / RMS(Λ blocks)']:.3f}, mean γ {r['mean γ']:.3f}"
+                      for r in rows) + "; thesis: copy Θ ≈ Λ (T ≈ 0), psMNIST weak lower triangle, PTB mean γ 0.958")
+
+
 REPRODUCES = [
-    {"source": "Fig. 2.1", "what": "activation functions", "figure": None, "data": "none",
-     "note": "drawn in the chapter text"},
+    {"source": "Fig. 2.1", "what": "activation functions (and modReLU)", "figure": None, "data": "none",
+     "note": "closed forms, drawn in the chapter (show_activations)"},
     {"source": "Fig. 3.1b", "what": "transient amplification by feed-forward Schur coupling", "figure": "transients",
      "data": "closed-form linear dynamics", "note": ""},
     {"source": "Fig. 3.1c, Table A.5", "what": "Fisher memory curves and their sums", "figure": "fmc",
@@ -273,12 +579,12 @@ REPRODUCES = [
      "gap": gap_fmc},
     {"source": "Fig. 3.2 (left), Fig. A.1", "what": "copy task: nnRNN vs orthogonal RNNs vs RNN vs LSTM",
      "figure": "copy", "data": "copy task, generated", "note": "equal width only", "gap": gap_copy},
-    {"source": "Fig. 3.2 (right)", "what": "psMNIST validation accuracy", "figure": None, "data": "MNIST",
-     "note": "not reproduced yet"},
+    {"source": "Fig. 3.2 (right), Fig. A.1 (right)", "what": "psMNIST validation accuracy, equal width and equal "
+     "parameters", "figure": "psmnist", "data": "MNIST (real)", "note": PSMNIST_SUBSET, "gap": gap_psmnist},
     {"source": "Table 3.1, Table A.3", "what": "PTB character-level BPC and accuracy", "figure": None,
      "data": "PTB (characters)", "note": "not reproduced yet"},
-    {"source": "Fig. 3.3, Fig. A.2", "what": "learned Theta decomposed into Lambda and T", "figure": None,
-     "data": "", "note": "not reproduced yet"},
+    {"source": "Fig. 3.3, Fig. A.2", "what": "learned Theta decomposed into Lambda and T", "figure": "theta",
+     "data": "copy task, MNIST", "note": "copy panel here; psMNIST panel (Fig. A.2) from the psmnist runs; PTB panel (3.3b) not yet", "gap": gap_theta},
     {"source": "Table A.6, Fig. A.3", "what": "gamma clamped; gradient propagation on PTB", "figure": None,
      "data": "PTB", "note": "not reproduced yet"},
     {"source": "Tables A.1, A.2, A.4", "what": "hyper-parameters", "figure": None, "data": "",

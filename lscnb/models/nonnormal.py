@@ -73,7 +73,7 @@ class NNRNNCell(nn.Module):
 
     def sequence(self, x: torch.Tensor) -> torch.Tensor:
         """States (B, T, N) for inputs (B, T, D), computing V once."""
-        V, h, out = self.V(), torch.zeros(x.shape[0], self.hidden_size, dtype=x.dtype), []
+        V, h, out = self.V(), torch.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device), []
         for t in range(x.shape[1]):
             h = self.forward(h, x[:, t], V)
             out.append(h)
@@ -90,6 +90,19 @@ class NNRNNCell(nn.Module):
         rest = [p for n, p in self.named_parameters() if n not in ("log_P", "T")]
         return [{"params": rest, "lr": lr}, {"params": [self.T], "lr": lr, "weight_decay": t_decay}], \
                [{"params": [self.log_P], "lr": lr_orth}]
+
+    @torch.no_grad()
+    def schur_parts(self) -> dict:
+        """The learned factors as float64 arrays, read from the parameters (never from a Schur decomposition of a
+        trained V, which is unstable for non-normal matrices; thesis App. A.4): ``Theta = Lambda + T``, ``Lambda``,
+        ``T`` (masked), the angles ``theta`` in [0, 2 pi), the scales ``gamma``, and ``P``'s departure from
+        orthogonality ``max |P^T P - I|``."""
+        P = self.P()
+        eye = torch.eye(self.hidden_size, dtype=P.dtype, device=P.device)
+        lam, T = self.Lambda(), self.T * self.mask
+        return {"Theta": (lam + T).double().cpu().numpy(), "Lambda": lam.double().cpu().numpy(),
+                "T": T.double().cpu().numpy(), "theta": (self.theta % (2 * math.pi)).double().cpu().numpy(),
+                "gamma": self.gamma.double().cpu().numpy(), "P_orthogonality": float((P.T @ P - eye).abs().max())}
 
     def effective_parameters(self) -> int:
         """Parameters that are free: N(N-1)/2 (P) + the masked T + N/2 angles + N/2 scales + N biases + U."""

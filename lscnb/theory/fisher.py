@@ -80,3 +80,25 @@ def transients(theta: np.ndarray, steps: int, samples: int = 1000, seed: int = 4
     norms, stds = np.array(norms), np.array(stds)
     return {"norm_mean": norms.mean(1), "norm_std": norms.std(1), "unit_std_mean": stds.mean(1),
             "unit_std_std": stds.std(1)}
+
+
+def subdiagonal_profile(theta: np.ndarray, kmax: int | None = None) -> np.ndarray:
+    """Mean magnitude of the entries on the k-th sub-diagonal of ``theta``, k = 1..kmax (thesis Fig. 3.3c: a
+    delay line shows as a peak at k = 1, a dense lower triangle as a slowly decaying tail)."""
+    theta = np.asarray(theta, dtype=float)
+    if theta.ndim != 2 or theta.shape[0] != theta.shape[1]:
+        raise ValueError(f"theta must be a square matrix, got shape {theta.shape}")
+    n = theta.shape[0]
+    kmax = n - 1 if kmax is None else checks.positive_int(kmax, "kmax")
+    if kmax > n - 1:
+        raise ValueError(f"kmax must be at most n - 1 = {n - 1}, got {kmax}")
+    return np.array([np.abs(np.diagonal(theta, -k)).mean() for k in range(1, kmax + 1)])
+
+
+def angle_concentration(angles: np.ndarray) -> float:
+    """Mean resultant length |mean(exp(i theta))| of the eigenvalue angles: 0 for uniform angles, 1 when all
+    are equal (the thesis's "aligned" PTB angles vs "uniform" copy angles, Fig. 3.3 insets)."""
+    angles = np.asarray(angles, dtype=float)
+    if angles.size == 0:
+        raise ValueError("angles must not be empty")
+    return float(np.abs(np.exp(1j * angles).mean()))
