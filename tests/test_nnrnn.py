@@ -60,7 +60,7 @@ def test_nnrnn_spectrum_and_orthogonality():
     expected = torch.cat([cell.gamma, cell.gamma]).detach().sort().values
     torch.testing.assert_close(mods, expected, atol=1e-8, rtol=0)
     assert fisher.henrici(cell.V().detach().numpy()) == pytest.approx(float((cell.T * cell.mask).detach().norm()), rel=1e-6)
-    P = cell.P()
+    P = cell.P().detach()
     assert float((P.T @ P - torch.eye(16, dtype=torch.float64)).abs().max()) < 1e-10
     tril = NNRNNCell(3, 16, t_mask="tril", seed=0).double()
     with torch.no_grad():
