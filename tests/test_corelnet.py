@@ -92,3 +92,53 @@ def test_chapter_runs_at_full_configuration_shrunk():
         run = build("full")[0]
         assert run.fn(dict(run.config, iters=2, test=10), ctx), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+
+
+def test_esbn_and_baselines():
+    from lscnb.models.relational import ESBN, CoRelNetT, LSTMBaseline, MLPBaseline, esbn_count
+    assert [esbn_count(2, y) for y in (2, 4, 6)] == [1910757, 1911783, 1912809]       # Table C.3, exactly
+    torch.manual_seed(0)
+    z = torch.randn(4, 6, 128)
+    perm = torch.randperm(128)
+    with torch.no_grad():
+        for M in (ESBN, CoRelNetT):            # only similarities reach the decoder: a feature permutation is invisible
+            net = M(6, 2)
+            torch.testing.assert_close(net(z[..., perm]), net(z), atol=1e-5, rtol=0)
+        for M in (LSTMBaseline, MLPBaseline):  # sensory models see the features themselves
+            net = M(6, 2)
+            assert net(z).shape == (4, 2) and float((net(z[..., perm]) - net(z)).abs().max()) > 1e-3
+    with pytest.raises(ValueError, match="z"):
+        ESBN(6, 2)(torch.randn(4, 128))
+    with pytest.raises(ValueError, match="T"):
+        ESBN(0, 2)
+
+
+
+def test_unseen_relation_generators():
+    from lscnb.data.relational import IDENTITY4, RMTS3, UNSEEN
+    tr, te = split(94)
+    g = torch.Generator().manual_seed(0)
+
+    def pattern(row):
+        first = {}
+        return "".join(chr(ord("a") + first.setdefault(o, len(first))) for o in (row if isinstance(row, str) else row.tolist()))
+
+    for name, (fn, T, classes) in UNSEEN.items():
+        for phase, shapes in (("train", tr), ("test", te)):
+            seq, y = fn(shapes, 200, g, phase=phase)
+            assert seq.shape == (200, T) and int(y.max()) < classes and set(seq.unique().tolist()) <= set(shapes.tolist())
+    seq, y = UNSEEN["same_diff6"][0](te, 200, g, phase="test")
+    assert torch.equal(y, (seq[:, :3] != seq[:, 3:]).any(1).long()) and float(y.float().mean()) == 0.5
+    assert any("aab" in (pattern(s[:3]), pattern(s[3:])) for s in seq)
+    for phase in ("train", "test"):
+        seq, y = UNSEEN["rmts3"][0](tr if phase == "train" else te, 200, g, phase=phase)
+        src = [pattern(s[:3]) for s in seq]
+        assert set(src) <= {pattern(p) for p in RMTS3[phase]}
+        match = torch.where(y[:, None] == 0, seq[:, 3:6], seq[:, 6:])
+        assert all(pattern(m) == p for m, p in zip(match, src))
+    for phase in ("train", "test"):
+        seq, y = UNSEEN["identity_rules4"][0](tr if phase == "train" else te, 200, g, phase=phase)
+        full_row2 = torch.cat([seq[:, 4:7], seq[:, 7:][torch.arange(200), y][:, None]], 1)
+        assert all(pattern(a) == pattern(b) and pattern(a) in {pattern(p) for p in IDENTITY4[phase]} for a, b in zip(seq[:, :4], full_row2))
+    with pytest.raises(ValueError, match="phase"):
+        UNSEEN["rmts3"][0](tr, 4, g, phase="val")

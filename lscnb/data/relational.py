@@ -93,3 +93,82 @@ def comparison(shapes, batch: int, g=None, rank: torch.Tensor | None = None):
 TASKS = {"same_different": (same_different, 2, 2), "rmts": (rmts, 6, 2), "dist3": (distribution_of_3, 9, 4),
          "identity_rules": (identity_rules, 9, 4)}
 """name -> (generator, sequence length T, number of classes)."""
+
+
+# --------------------------------------------------------------------------------------------- unseen relations (§5.4.3)
+def _fill(objs: torch.Tensor, codes: list, which: torch.Tensor) -> torch.Tensor:
+    """Rows ``codes[which[b]]`` (letter patterns such as ``"aaba"``) filled with ``objs[b]``: letter ``a`` is
+    ``objs[b, 0]``, ``b`` is ``objs[b, 1]`` and so on."""
+    idx = torch.tensor([[ord(ch) - ord("a") for ch in code] for code in codes])[which]
+    return torch.gather(objs, 1, idx)
+
+
+def _shuffled(o: torch.Tensor, answer: torch.Tensor, g):
+    """All objects of ``o`` in a random order per row, and the index of ``answer`` among them."""
+    perm = torch.rand(o.shape, generator=g).argsort(1)
+    options = torch.gather(o, 1, perm)
+    return options, (options == answer[:, None]).float().argmax(1)
+
+
+SAME_DIFF6 = {"train": {"same": [("aaa", "aaa"), ("abb", "abb"), ("aba", "aba")],
+                        "different": [("aaa", "baa"), ("baa", "aaa"), ("baa", "aba"), ("aba", "baa"), ("aba", "aaa"),
+                                      ("aaa", "aba")]},
+              "test": {"same": [("aab", "aab")],
+                       "different": [("aaa", "aab"), ("aab", "aaa"), ("aab", "baa"), ("baa", "aab"), ("aab", "aba"),
+                                     ("aba", "aab")]}}
+RMTS3 = {"train": ["aaa", "aba", "abb"], "test": ["aab", "abc"]}
+IDENTITY4 = {"train": ["aaaa", "abaa", "aaba", "baaa", "abba", "abab", "aabb"], "test": ["abca", "baca", "bcaa"]}
+IDENTITY4_MISSING = {"train": ["aaaa", "aaba", "baaa", "abba", "aabb"], "test": IDENTITY4["test"]}
+
+
+def _phase(phase: str) -> str:
+    return checks.one_of(phase, ("train", "test"), "phase")
+
+
+def same_different6(shapes, batch: int, g=None, phase: str = "train"):
+    """Two triplets over two objects A, B; label 0 iff they are identical element-wise. Training and test use
+    disjoint triplet patterns (test: the unseen pattern AAB), half same, half different."""
+    pats = SAME_DIFF6[_phase(phase)]
+    o = _distinct(shapes, batch, 2, g)
+    label = torch.arange(batch) % 2
+    pairs = [pats["same"], pats["different"]]
+    first, second = [], []
+    for b in range(batch):
+        p = pairs[int(label[b])]
+        f, s = p[int(torch.randint(len(p), (1,), generator=g))]
+        first.append(f), second.append(s)
+    zeros = torch.arange(batch)
+    return torch.cat([_fill(o, first, zeros), _fill(o, second, zeros)], 1), label
+
+
+def rmts3(shapes, batch: int, g=None, phase: str = "train"):
+    """Relational match-to-sample with triplets: a source triplet and two target triplets on fresh objects, one
+    with the source's pattern, one with another pattern of the same phase; label = index of the matching one.
+    Train patterns AAA, ABA, ABB; test patterns AAB, ABC (never seen in training)."""
+    pats = RMTS3[_phase(phase)]
+    k = max(len(set(p)) for p in pats)
+    o = _distinct(shapes, batch, 3 * k, g)
+    src = torch.randint(len(pats), (batch,), generator=g)
+    other = (src + 1 + torch.randint(len(pats) - 1, (batch,), generator=g)) % len(pats)
+    source, match, distract = (_fill(o[:, i * k:(i + 1) * k], pats, w) for i, w in enumerate((src, src, other)))
+    label = torch.randint(2, (batch,), generator=g)
+    first = torch.where(label[:, None] == 0, match, distract)
+    second = torch.where(label[:, None] == 0, distract, match)
+    return torch.cat([source, first, second], 1), label
+
+
+def identity_rules4(shapes, batch: int, g=None, phase: str = "train", missing: bool = False):
+    """A row of four objects with a pattern code, the first three of a second row with the same code on new
+    objects, and six options (all six objects, shuffled); label = the option completing the second row. Training
+    codes have at most two distinct objects, test codes three (``missing`` drops abaa and abab from training)."""
+    pats = (IDENTITY4_MISSING if missing else IDENTITY4)[_phase(phase)]
+    o = _distinct(shapes, batch, 6, g)
+    which = torch.randint(len(pats), (batch,), generator=g)
+    row1, row2 = _fill(o[:, :3], pats, which), _fill(o[:, 3:], pats, which)
+    options, label = _shuffled(o, row2[:, 3], g)
+    return torch.cat([row1, row2[:, :3], options], 1), label
+
+
+UNSEEN = {"rmts3": (rmts3, 9, 2), "same_diff6": (same_different6, 6, 2), "identity_rules4": (identity_rules4, 13, 6),
+          "identity_rules4_missing": (lambda *a, **k: identity_rules4(*a, missing=True, **k), 13, 6)}
+"""Unseen-relation tasks (Fig. 5.5): name -> (generator taking ``phase``, T, classes)."""

@@ -130,8 +130,113 @@ class TransformerBaseline(nn.Module):
         return self.out(self.layer(self.tcn(z) + self.pe).mean(1))
 
 
+class CoRelNetT(nn.Module):
+    """CoRelNet-T as the authors' code has it (``CoRelNet_qtsf``): tokens ``U = R P`` (causal similarity rows mixed
+    by learned positions ``P`` in R^{T x 8}); one learned query cross-attends to them (8 heads, key/value width 512,
+    residual + LayerNorm, feed-forward 8 -> 128 -> 8); output MLP 8 -> 256 -> y. The thesis instead describes the
+    rows themselves as tokens of a one-layer Transformer."""
+
+    def __init__(self, T: int, classes: int, *, dim: int = 128, segments: list | None = None, width: int = 512,
+                 pos: int = 8, heads: int = 8):
+        super().__init__()
+        self.T, self.heads = checks.positive_int(T, "T"), heads
+        self.tcn = TCN(dim, segments)
+        self.P = nn.Parameter(torch.randn(T, pos) / math.sqrt(pos))
+        self.query = nn.Parameter(torch.randn(pos) / math.sqrt(pos))
+        self.q, self.k, self.v = nn.Linear(pos, width), nn.Linear(pos, width), nn.Linear(pos, width)
+        self.o = nn.Linear(width, pos)
+        self.norm1, self.norm2 = nn.LayerNorm(pos), nn.LayerNorm(pos)
+        self.ff = nn.Sequential(nn.Linear(pos, 128), nn.ReLU(), nn.Linear(128, pos))
+        self.out = nn.Sequential(nn.Linear(pos, 256), nn.ReLU(), nn.Linear(256, classes))
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        checks.tensor(z, "z", ndim=3)
+        z = self.tcn(z)
+        T = z.shape[1]
+        mask = torch.ones(T, T, dtype=torch.bool, device=z.device).tril()
+        R = torch.softmax((z @ z.transpose(-1, -2)).masked_fill(~mask, float("-inf")), -1)  # zeros above the diagonal
+        U = R @ self.P                                                                        # (B, T, 8)
+        B, h = z.shape[0], self.heads
+        q = self.q(self.query).view(1, h, 1, -1).expand(B, -1, -1, -1)
+        k, v = (f(U).view(B, T, h, -1).transpose(1, 2) for f in (self.k, self.v))
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(k.shape[-1]), -1) @ v           # (B, h, 1, d_h)
+        x = self.norm1(self.query + self.o(a.transpose(1, 2).reshape(B, -1)))
+        return self.out(self.norm2(x + self.ff(x)))
+
+
+class LSTMBaseline(nn.Module):
+    """A sensory baseline of the ESBN code base: TCN, an LSTM (hidden 512) over the embeddings, a linear read-out of
+    its last state."""
+
+    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 512, segments: list | None = None):
+        super().__init__()
+        self.tcn = TCN(dim, segments)
+        self.lstm = nn.LSTM(dim, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, classes)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        checks.tensor(z, "z", ndim=3)
+        return self.out(self.lstm(self.tcn(z))[0][:, -1])
+
+
+class MLPBaseline(nn.Module):
+    """The plainest sensory baseline: TCN, the embeddings concatenated, MLP(256). It sees everything CoRelNet's
+    decoder sees, and more (the relations are a function of its input), but with no bias towards relations."""
+
+    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 256, segments: list | None = None):
+        super().__init__()
+        self.tcn = TCN(dim, segments)
+        self.mlp = nn.Sequential(nn.Linear(T * dim, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        checks.tensor(z, "z", ndim=3)
+        return self.mlp(self.tcn(z).flatten(1))
+
+
+class ESBN(nn.Module):
+    """Emergent symbol binding network (Webb et al. 2021), as in its code. An LSTM controller (hidden 512) never
+    sees an embedding: at step ``t`` it reads the key ``k^r_t``, emits a write key ``k^w_t = ReLU(W_k h_t)`` (256),
+    a gate ``g_t = sigma(w_g^T h_t)`` and logits ``W_y h_t``. Reading compares ``z_t`` with the stored values,
+    ``w = softmax_i(z_t^T M^v_i)``, ``c_i = sigma(gamma z_t^T M^v_i + beta)``, ``k^r = g_t sum_i w_i [M^k_i; c_i]``;
+    writing appends ``(k^w_t, z_t)``. ``T + 1`` steps; the prediction is read at the last."""
+
+    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 512, key: int = 256,
+                 segments: list | None = None):
+        super().__init__()
+        self.T, self.key_size = checks.positive_int(T, "T"), key
+        self.tcn = TCN(dim, segments)
+        self.lstm = nn.LSTMCell(key + 1, hidden)
+        self.key_w, self.gate, self.y = nn.Linear(hidden, key), nn.Linear(hidden, 1), nn.Linear(hidden, classes)
+        self.gain, self.bias = nn.Parameter(torch.ones(1)), nn.Parameter(torch.zeros(1))
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        checks.tensor(z, "z", ndim=3)
+        z = self.tcn(z)
+        B, T, _ = z.shape
+        h = c = z.new_zeros(B, self.lstm.hidden_size)
+        key_r = z.new_zeros(B, self.key_size + 1)
+        Mk, Mv = [], []
+        for t in range(T + 1):
+            h, c = self.lstm(key_r, (h, c))
+            if t == T:
+                return self.y(h)
+            g = torch.sigmoid(self.gate(h))
+            Mk.append(torch.relu(self.key_w(h)))
+            if t > 0:
+                mk, mv = torch.stack(Mk[:-1], 1), torch.stack(Mv, 1)                 # (B, t, key), (B, t, dim)
+                sim = (mv @ z[:, t, :, None])                                          # (B, t, 1)
+                w, conf = torch.softmax(sim, 1), torch.sigmoid(self.gain * sim + self.bias)
+                key_r = g * (torch.cat([mk, conf], 2) * w).sum(1)
+            Mv.append(z[:, t])
+
+
 def table_c3_count(T: int, classes: int) -> int:
     """CoRelNet's parameter count as in Table C.3: encoder + TCN + Linear(T(T+1)/2 -> 256) + Linear(256 -> y)."""
     enc = sum(p.numel() for p in ConvEncoder().parameters())
     dec = sum(p.numel() for p in CoRelNet(T, classes).parameters())
     return enc + dec
+
+
+def esbn_count(T: int, classes: int) -> int:
+    """ESBN's parameter count as in Table C.3: encoder + TCN + LSTM(257 -> 512) + key, gate, output layers + 2."""
+    return sum(p.numel() for p in ConvEncoder().parameters()) + sum(p.numel() for p in ESBN(T, classes).parameters())
