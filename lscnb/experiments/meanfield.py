@@ -258,6 +258,36 @@ def show_backprop(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Figs. 2 and 6
+def stacked_loss(model, xb, yb):
+    """Cross entropy of every model of a stacked :class:`GatedClassifier` (logits: models x batch x classes), summed
+    over the models and averaged over the batch: one backward pass trains them all."""
+    logits = model(xb)
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), yb.repeat(len(logits)), reduction="sum") / len(yb)
+
+
+def stacked_accuracy(model, x, y, chunk: int, make=None) -> np.ndarray:
+    """Accuracy of each stacked model on ``(x, y)``, in chunks; ``make`` turns a chunk of ``x`` into the input."""
+    with torch.no_grad():
+        correct = 0
+        for i in range(0, len(y), chunk):
+            xb = x[i:i + chunk] if make is None else make(x[i:i + chunk])
+            correct = correct + (model(xb).argmax(-1) == y[i:i + chunk]).float().sum(-1)
+    return (correct / len(y)).cpu().numpy()
+
+
+def _padder(length: int, gen):
+    """Digits -> padded sequences of ``length`` steps, the noise drawn from ``gen``."""
+    return lambda xb: padded_sequences(xb, length, generator=gen)
+
+
+def _sampler(x, y, batch: int, gen, make=None):
+    """``fit``'s batch function: ``batch`` random examples drawn with ``gen`` (then ``make`` applied to them)."""
+    def sample(step):
+        idx = torch.randint(len(y), (batch,), generator=gen, device=gen.device)
+        return (x[idx] if make is None else make(x[idx])), y[idx]
+    return sample
+
+
 def heatmap_run(cfg: dict, ctx) -> dict:
     """Train one GRU per forget-gate bias (all at once, stacked) on padded digits of one length; training
     accuracy on a fixed noise draw, and the theory's xi for each model (R = 1, Sz = 0)."""
@@ -270,24 +300,11 @@ def heatmap_run(cfg: dict, ctx) -> dict:
                             seed=cfg["seed"]).to(device)
     gen = torch.Generator(device=device).manual_seed(cfg["seed"])
 
-    def batch(step):
-        idx = torch.randint(len(y), (cfg["batch"],), generator=gen, device=device)
-        return padded_sequences(x[idx], cfg["length"], generator=gen), y[idx]
-
-    def loss(m, xb, yb):
-        logits = m(xb)
-        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), yb.repeat(len(thetas)), reduction="sum") / len(yb)
-
     opt = cfg.get("optimizer", "adam")
-    hist = fit(model, batch, loss, steps=cfg["iters"], lr=cfg["lr"], optimizer=opt,
-               optimizer_kwargs={"momentum": 0.9} if opt == "sgd" else None, checkpoint=ctx.checkpoint, progress=False)
-    eval_gen = torch.Generator(device=device).manual_seed(12345)
-    with torch.no_grad():
-        accs, correct = [], torch.zeros(len(thetas), device=device)
-        for i in range(0, len(y), 1024):
-            xb = padded_sequences(x[i:i + 1024], cfg["length"], generator=eval_gen)
-            correct += (model(xb).argmax(-1) == y[i:i + 1024]).float().sum(-1)
-        accs = (correct / len(y)).cpu().numpy()
+    hist = fit(model, _sampler(x, y, cfg["batch"], gen, _padder(cfg["length"], gen)), stacked_loss, steps=cfg["iters"],
+               lr=cfg["lr"], optimizer=opt, optimizer_kwargs={"momentum": 0.9} if opt == "sgd" else None,
+               checkpoint=ctx.checkpoint, progress=False)
+    accs = stacked_accuracy(model, x, y, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345)))
     return {"accuracy": accs, "xi": np.array([mf.time_scale(th, 1.0, 0.0) for th in thetas]),
             "xi_Sz1": np.array([mf.time_scale(th, 1.0, 1.0) for th in thetas]), "diverged": hist.diverged,
             "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan")}
@@ -366,21 +383,9 @@ def length_run(cfg: dict, ctx) -> dict:
                             seed=cfg["seed"]).to(device)
     gen = torch.Generator(device=device).manual_seed(cfg["seed"])
 
-    def batch(step):
-        idx = torch.randint(len(ytr), (cfg["batch"],), generator=gen, device=device)
-        return padded_sequences(xtr[idx], cfg["length"], generator=gen), ytr[idx]
-
-    def loss(m, xb, yb):
-        return torch.nn.functional.cross_entropy(m(xb).flatten(0, 1), yb.repeat(len(thetas)), reduction="sum") / len(yb)
-
-    hist = fit(model, batch, loss, steps=cfg["iters"], lr=cfg["lr"], checkpoint=ctx.checkpoint, progress=False)
-    eval_gen = torch.Generator(device=device).manual_seed(12345)
-    with torch.no_grad():
-        correct = torch.zeros(len(thetas), device=device)
-        for i in range(0, len(yte), 1024):
-            xb = padded_sequences(xte[i:i + 1024], cfg["length"], generator=eval_gen)
-            correct += (model(xb).argmax(-1) == yte[i:i + 1024]).float().sum(-1)
-    acc = (correct / len(yte)).cpu().numpy()
+    hist = fit(model, _sampler(xtr, ytr, cfg["batch"], gen, _padder(cfg["length"], gen)), stacked_loss,
+               steps=cfg["iters"], lr=cfg["lr"], checkpoint=ctx.checkpoint, progress=False)
+    acc = stacked_accuracy(model, xte, yte, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345)))
     return {"accuracy": {"standard": float(acc[0]), "critical": float(acc[1])},
             "xi": {"standard": mf.time_scale(thetas[0], 1.0, 0.0), "critical": mf.time_scale(thetas[1], 1.0, 0.0)},
             "diverged": hist.diverged, "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan")}
@@ -554,19 +559,9 @@ def table2_run(cfg: dict, ctx) -> dict:
     model = GatedClassifier(thetas, cfg["width"], 1, T, 10, untied=False, seed=cfg["seed"]).to(device)
     gen = torch.Generator(device=device).manual_seed(cfg["seed"])
 
-    def batch(step):
-        idx = torch.randint(len(ytr), (cfg["batch"],), generator=gen, device=device)
-        return xtr[idx], ytr[idx]
-
-    def loss(m, xb, yb):
-        return torch.nn.functional.cross_entropy(m(xb).flatten(0, 1), yb.repeat(len(thetas)), reduction="sum") / len(yb)
-
-    hist = fit(model, batch, loss, steps=cfg["iters"], lr=cfg["lr"], checkpoint=ctx.checkpoint, progress=False)
-    with torch.no_grad():
-        correct = torch.zeros(len(thetas), device=device)
-        for i in range(0, len(yte), 1000):
-            correct += (model(xte[i:i + 1000]).argmax(-1) == yte[i:i + 1000]).float().sum(-1)
-    acc = (correct / len(yte)).cpu().numpy()
+    hist = fit(model, _sampler(xtr, ytr, cfg["batch"], gen), stacked_loss, steps=cfg["iters"], lr=cfg["lr"],
+               checkpoint=ctx.checkpoint, progress=False)
+    acc = stacked_accuracy(model, xte, yte, 1000)
     return {"accuracy": {"standard": float(acc[0]), "critical": float(acc[1])}, "length": T,
             "diverged": hist.diverged, "final_loss": float(hist.loss[-1]) if hist.loss else float("nan")}
 
