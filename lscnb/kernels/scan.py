@@ -59,12 +59,17 @@ def triton_available() -> bool:
     return True
 
 
+def triton_interpreted() -> bool:
+    """Whether Triton kernels run in its CPU interpreter (``TRITON_INTERPRET=1``, read when triton is imported)."""
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
 def scan_triton(a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None, dim: int = 1) -> torch.Tensor:
     """The chunked Triton scan (:mod:`.triton_scan`) with its reverse-scan backward; fp16/bf16 run in fp32."""
     if not triton_available():
         raise RuntimeError("backend='triton' needs the triton package (pip install triton)")
     from . import triton_scan
-    if not (b.is_cuda or triton_scan.interpreted()):
+    if not (b.is_cuda or triton_interpreted()):
         raise ValueError("backend='triton' needs CUDA tensors (or TRITON_INTERPRET=1 set before lscnb.kernels.triton_scan "
                          f"is imported, to run the kernels on the CPU); b is on {b.device}")
     a, b, dim = _prepare(a, b, h0, dim)
@@ -82,7 +87,7 @@ BACKENDS = {"sequential": scan_sequential, "parallel": scan_parallel, "triton": 
 def usable_backends(device) -> list[str]:
     """The backends that run on ``device`` here (``triton``: with the package, on CUDA or in the interpreter)."""
     cuda = torch.device(device).type == "cuda"
-    triton_ok = triton_available() and (cuda or os.environ.get("TRITON_INTERPRET") == "1")
+    triton_ok = triton_available() and (cuda or triton_interpreted())
     return [name for name in BACKENDS if name != "triton" or triton_ok]
 
 

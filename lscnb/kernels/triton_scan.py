@@ -16,19 +16,12 @@ imported) runs the kernels' code in Triton's interpreter, which is how the CPU t
 """
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 
 CHUNK = 64
 BLOCK_C = 32
-
-
-def interpreted() -> bool:
-    """Whether the kernels were compiled for Triton's CPU interpreter (``TRITON_INTERPRET=1`` at import)."""
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
 @triton.jit
