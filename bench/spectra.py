@@ -3,7 +3,7 @@ matrix-free power iteration on JVPs (``lscnb.jacobian.cell_spectral_radius``), d
 (``lscnb.jacobian.time_jacobians``), and the naive loop of ``torch.autograd.functional.jacobian`` per step +
 ``eigvals``. Timings include computing the radii; the three must agree.
 
-    python bench/spectra.py --device cuda                  # 128-wide LSTM and GRU cells over T = 1,000
+    python bench/spectra.py --device cuda                  # 128-wide LSTM, GRU and ALIF cells over T = 1,000
     python bench/spectra.py --device cpu --T 100
 """
 from __future__ import annotations
@@ -16,8 +16,9 @@ from common import report, timeit
 from lscnb.jacobian import cell_spectral_radius, time_jacobians
 from lscnb.models import GRUCell, LSTMCell
 from lscnb.models.rnn import run_cell
+from lscnb.models.spiking import ALIFCell
 
-CELLS = {"LSTM": LSTMCell, "GRU": GRUCell}
+CELLS = {"LSTM": LSTMCell, "GRU": GRUCell, "ALIF": ALIFCell}
 
 
 def naive_radii(cell, x, states) -> torch.Tensor:
@@ -67,8 +68,9 @@ def main(argv=None) -> list[dict]:
     rows = []
     for name in CELLS:
         rows += bench(name, args.width, T, args.device, args.iters, args.repeat)
-    # power iteration converges to the dominant modulus; a 2-5% gap flags a near-degenerate top pair
-    assert all(r["err vs dense"] < 0.05 for r in rows), rows
+    # the exact methods agree to rounding; power iteration converges to the dominant modulus, slowly where the
+    # top eigenvalues are nearly degenerate in modulus (ALIF's many threshold decays near exp(-1/100)): 2-5% there
+    assert all(r["err vs dense"] < (0.1 if r["method"].startswith("power") else 1e-8) for r in rows), rows
     report(f"spectral radius of the transition Jacobians, float64, {args.iters} power iterations", rows,
            args.device, "spectra", args.out)
     return rows

@@ -4,7 +4,8 @@
 # Resumable: call it again with the unpacked results in place and finished runs are skipped.
 #
 # usage: [LSCNB_GIT_COMMIT=hash] OUT=dir scripts/gpu-full.sh SECONDS ITEM [ITEM ...]
-#   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS]
+#   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS], or bench (the benchmarks of bench/, run first and
+#   alone so that nothing else shares the GPU while they time; RESULTS-cuda.md and their JSON go to $OUT/bench)
 #   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3
 # DEVICE is the torch device the runs compute on and is what their provenance records: name cuda only for
 # figures whose run functions put their work on ctx.device. WORKERS processes (default 1) share the item's runs.
@@ -24,7 +25,18 @@ mkdir -p "$OUT/logs"
   grep -m1 "model name" /proc/cpuinfo
   python3 -c "import torch, sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())"; } \
   > "$OUT/logs/machine.txt" 2>&1
+items=()
 for item in "$@"; do
+  if [ "$item" = bench ]; then
+    mkdir -p "$OUT/bench"
+    timeout --signal=INT --kill-after=20 "$limit" python3 bench/run_all.py --device cuda > "$OUT/logs/bench.log" 2>&1
+    echo "exit $?" >> "$OUT/logs/bench.log"
+    cp bench/RESULTS-cuda.md bench/results/*-cuda.json "$OUT/bench/" 2>/dev/null
+  else
+    items+=("$item")
+  fi
+done
+for item in "${items[@]}"; do
   (
     spec="$item" workers=1 device=""
     case "$spec" in *"*"*) workers="${spec##*\*}"; spec="${spec%\**}";; esac

@@ -33,7 +33,7 @@ def test_spectra_bench_methods_agree(tmp_path):
 
     rows = spectra.main(["--device", "cpu", "--T", "6", "--width", "8", "--iters", "400", "--repeat", "1",
                          "--out", str(tmp_path / "spectra.json")])
-    assert len(rows) == 6
+    assert len(rows) == 9
     assert max(r["err vs dense"] for r in rows if r["method"].startswith("per-step")) < 1e-10
 
 
@@ -42,6 +42,8 @@ def test_cells_bench_runs(tmp_path):
 
     rows = cells.main(["--device", "cpu", "--T", "5", "--width", "8", "--batch", "4", "--repeat", "1",
                        "--no-compile", "--out", str(tmp_path / "cells.json")])
-    assert [r["variant"] for r in rows] == ["custom cell, Python loop", "nn.LSTM (cuDNN on GPU)"]
+    assert [(r["cell"], r["variant"]) for r in rows] == [
+        ("LSTM", "nn.LSTM (cuDNN on GPU)"), ("LSTM", "custom cell, Python loop"),
+        ("GRU", "nn.GRU (cuDNN on GPU)"), ("GRU", "custom cell, Python loop"), ("ALIF", "custom cell, Python loop")]
     assert all(math.isfinite(r["ms per step"]) for r in rows)
-    assert rows[1]["vs nn.LSTM"] == pytest.approx(1.0)
+    assert [r["vs baseline"] for r in rows if r["note"] == "baseline"] == [1.0, 1.0, 1.0]

@@ -68,14 +68,19 @@ class RNNCell(nn.Module):
         return torch.zeros(batch, self.state_size, device=device, dtype=dtype or self.weight_hh.dtype)
 
 
-def run_cell(cell: nn.Module, x: torch.Tensor, state: torch.Tensor | None = None) -> torch.Tensor:
-    """Run ``cell`` over ``x`` of shape (B, T, D); return the states after every step, shape (B, T, S)."""
+def run_cell(cell: nn.Module, x: torch.Tensor, state: torch.Tensor | None = None, *, step=None) -> torch.Tensor:
+    """Run ``cell`` over ``x`` of shape (B, T, D); return the states after every step, shape (B, T, S).
+
+    ``step`` replaces ``cell`` as the function of one step (e.g. :func:`lscnb.kernels.compiled_step` of it)."""
     checks.tensor(x, "x", ndim=3)
+    if step is not None and not callable(step):
+        raise TypeError("step must be callable as step(state, x_t)")
+    step = cell if step is None else step
     if state is None:
         state = cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype)
     states = []
     for t in range(x.shape[1]):
-        state = cell(state, x[:, t])
+        state = step(state, x[:, t])
         states.append(state)
     return torch.stack(states, dim=1)
 
