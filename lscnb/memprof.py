@@ -28,3 +28,24 @@ def saved_tensor_bytes(fn: Callable[[], object]) -> tuple[int, object]:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = fn()
     return sum(seen.values()), out
+
+
+def bilinear_bytes(measure: Callable[[int, int], int], lengths: tuple[int, int] = (16, 32),
+                   batches: tuple[int, int] = (2, 4)) -> Callable[[int, int], float]:
+    """Fit ``bytes(T, B) = c0 + c1 T + c2 B + c3 T B`` through four measurements ``measure(T, B)`` at the corners
+    of ``lengths x batches``, and return the fitted function.
+
+    The activations a recurrent network saves for its backward pass are exactly of this form (every step keeps
+    tensors of B rows, the weights are kept once), so four small measurements predict the memory of a run too
+    large to measure: check the prediction at a fifth point before trusting it.
+    """
+    (t1, t2), (b1, b2) = lengths, batches
+    if t1 == t2 or b1 == b2:
+        raise ValueError(f"lengths and batches must each hold two different values, got {lengths}, {batches}")
+    m11, m12, m21, m22 = (float(measure(t, b)) for t, b in ((t1, b1), (t1, b2), (t2, b1), (t2, b2)))
+
+    def predict(T: int, B: int) -> float:
+        u, v = (T - t1) / (t2 - t1), (B - b1) / (b2 - b1)
+        return m11 * (1 - u) * (1 - v) + m12 * (1 - u) * v + m21 * u * (1 - v) + m22 * u * v
+
+    return predict

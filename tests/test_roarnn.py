@@ -208,3 +208,16 @@ def test_psmnist_run_on_the_digits_stand_in_drops_the_learning_rate():
                               seed=0), ctx)
     assert out["length"] == 64 and out["params"] == 8 * 8 + 12 * 8 + 10 and len(out["accuracy"]) == 2
     assert 0 <= out["accuracy"].min() and out["accuracy"].max() <= 1
+
+
+def test_bilinear_bytes_predicts_saved_memory_exactly():
+    from lscnb.experiments import roarnn as ex
+    from lscnb.memprof import bilinear_bytes
+
+    cfg = ex.copy_runs("quick")[-1].config          # a roaRNN run
+    predict = bilinear_bytes(lambda t, b: ex.step_saved_bytes(cfg, "copy", t, b))
+    assert predict(48, 6) == ex.step_saved_bytes(cfg, "copy", 48, 6)
+    with pytest.raises(ValueError, match="lengths"):
+        bilinear_bytes(lambda t, b: 0, (8, 8))
+    with pytest.raises(ValueError, match="task"):
+        ex.step_saved_bytes(cfg, "denoise", 8, 2)

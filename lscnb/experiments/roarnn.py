@@ -16,6 +16,7 @@ from .. import jacobian, plot, train
 from ..config import Profile
 from ..data.mnist import digits_sequences, load_mnist, pixel_sequences
 from ..data.moons import double_moon
+from ..memprof import bilinear_bytes, saved_tensor_bytes
 from ..data.synthetic import ADDING_BASELINE, adding_problem, copy_memory, copy_memory_baseline
 from ..models.roa import PaperBaseline, RoaFNN, RoaRNN, RoaRNNCell
 from ..sweep import Run, gather
@@ -390,6 +391,44 @@ def adding_runs(scale: str, models=("vanilla", "lstm", "roa")) -> list[Run]:
                 dict(model=m, length=T, width=s["adding_width"], batch=50, steps=steps, eval_every=s["adding_eval"],
                      lr=LRS[m], rho=rho, alpha=rho / T if m == "roa" else None, seed=seed))
             for T, steps in zip(s["adding_lengths"], s["adding_steps"]) for m in models for seed in s["task_seeds"]]
+
+
+def step_saved_bytes(cfg: dict, task: str, T: int, B: int) -> int:
+    """Bytes autograd keeps for the backward pass of one training step of a task model (``task`` is ``"copy"``:
+    10 one-hot inputs, 9 classes at every step; or ``"adding"``: 2 inputs, one output from the last state),
+    counted by :func:`lscnb.memprof.saved_tensor_bytes` on the CPU (cuDNN's LSTM keeps its own reserve buffer)."""
+    checks_task = ("copy", "adding")
+    if task not in checks_task:
+        raise ValueError(f"task must be one of {checks_task}, got {task!r}")
+    d_in, d_out, readout = (10, 9, "all") if task == "copy" else (2, 1, "last")
+    model = sequence_model({**cfg, "alpha": cfg.get("alpha") or 0.5}, d_in, d_out, readout)
+    g = torch.Generator().manual_seed(0)
+    x = torch.nn.functional.one_hot(torch.randint(d_in, (B, T), generator=g), d_in).float()
+    if task == "copy":
+        y = torch.randint(d_out, (B, T), generator=g)
+        step = lambda: torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())  # noqa: E731
+    else:
+        step = lambda: torch.nn.functional.mse_loss(model(x), torch.rand(B, 1, generator=g))  # noqa: E731
+    return saved_tensor_bytes(step)[0]
+
+
+def backward_memory(scale: str = "full", lengths=(16, 32), batches=(2, 4)) -> list[dict]:
+    """Activation memory of one training step of every model of Figs. 2 and 3 at ``scale``'s configuration,
+    predicted from four small measurements (:func:`lscnb.memprof.bilinear_bytes`): what the 10,000-step copy task
+    needs before any memory-saving scheme is considered."""
+    rows = []
+    for task, runs in (("copy", copy_runs(scale)), ("adding", adding_runs(scale))):
+        seen = set()
+        for r in runs:
+            c = r.config
+            T = c["lag"] + 2 * c["symbols"] if task == "copy" else c["length"]
+            if (c["model"], T) in seen:
+                continue
+            seen.add((c["model"], T))
+            predict = bilinear_bytes(lambda t, b: step_saved_bytes(c, task, t, b), lengths, batches)
+            rows.append({"task": task, "T": T, "model": NAMES[c["model"]], "width": c["width"], "batch": c["batch"],
+                         "saved for backward (GB)": predict(T, c["batch"]) / 1e9})
+    return rows
 
 
 def fig_copy(profile: Profile):
