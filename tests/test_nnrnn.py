@@ -200,3 +200,27 @@ def test_char_lm_budgets_and_backprop_norms():
         ex.backprop_norms(lstm, tokens)
     with pytest.raises(ValueError, match="metric"):
         ex.table_3_1([], "perplexity")
+
+
+def test_hyper_tables_match_the_thesis():
+    from lscnb.experiments import nnrnn as ex
+    for table in ex.THESIS_HYPER:
+        rows = ex.hyper_table(table)
+        assert len(rows) == 9 and all(r["vs thesis"] in ("= thesis", "not run (thesis row shown)") for r in rows), table
+        assert ex.quick_hyper_note(table)
+    assert all(r["vs thesis"] == "= thesis" for r in ex.hyper_table("A.4, T = 300"))
+    nn = ex.THESIS_HYPER["A.2"][0]
+    assert (nn["lr"], nn["lr_orth"], nn["delta"], nn["t_decay"], nn["init"]) == (1.5e-4, 1.5e-5, 0.15, 1e-4, "Cayley")
+    assert ex.THESIS_HYPER["A.4, T = 300"][5]["init"] == "Cayley" and ex.THESIS_HYPER["A.4, T = 150"][5]["init"] == "Random orth"
+    with pytest.raises(ValueError, match="table"):
+        ex.hyper_table("A.3")
+
+
+def test_unipotent_power_is_polynomial():
+    n, x = 8, 0.3
+    A = np.eye(n) + x * np.triu(np.ones((n, n)), 1)
+    for t in (0, 5, 50, 200):
+        np.testing.assert_allclose(fisher.unipotent_power(n, x, t), np.linalg.matrix_power(A, t), rtol=1e-12)
+    assert fisher.unipotent_power(n, x, 5)[0, -1] == pytest.approx(11.79645, rel=1e-6)
+    with pytest.raises(ValueError, match="t"):
+        fisher.unipotent_power(n, x, -1)
