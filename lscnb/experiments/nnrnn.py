@@ -1,8 +1,11 @@
 """Chapter "Non-normal recurrent networks" (Kerg et al. 2019; thesis ch. 3): sweeps and figures.
 
 Figures: ``transients`` (Fig. 3.1b: transient amplification by feed-forward coupling of Schur modes), ``fmc``
-(Fig. 3.1c and Table A.5: the Fisher memory curve and its sum) and ``copy`` (Fig. 3.2, left: the copy task,
-nnRNN vs expRNN vs vanilla RNN vs LSTM at equal width).
+(Fig. 3.1c and Table A.5: the Fisher memory curve and its sum), ``copy`` (Fig. 3.2, left: the copy task,
+nnRNN vs expRNN vs vanilla RNN vs LSTM at equal width), ``psmnist`` (Fig. 3.2 right, Fig. A.1 right), ``theta``
+(Fig. 3.3, A.2: the learned Schur factors), ``ptb`` (Tables 3.1, A.3: character-level Penn Treebank, BPC and
+accuracy at T = 150 and 300) and ``gamma`` (Table A.6, Fig. A.3: gamma clamped, gradient propagation).
+Tables A.1, A.2 and A.4 are rendered from the configurations below by :func:`hyper_table`.
 """
 from __future__ import annotations
 
@@ -572,6 +575,11 @@ def ptb_data(n_train: int | None, n_eval: int | None):
     return corpus, cut(corpus.train, n_train), cut(corpus.valid, n_eval), cut(corpus.test, n_eval)
 
 
+def is_real_ptb(col) -> bool:
+    """Whether the runs of ``col`` read the real PTB characters (not the offline stand-in)."""
+    return all(str(r["source"]).startswith("Penn Treebank") for r in col)
+
+
 def unigram_bits(col) -> float:
     """Entropy (bits) of the character frequencies of the training text the runs of ``col`` saw: the BPC of a
     model that learned letter frequencies and nothing else."""
@@ -633,7 +641,10 @@ def ptb_run(cfg: dict, ctx) -> dict:
     else:
         out.update(test_bpc=float("nan"), test_acc=float("nan"))
     if isinstance(getattr(lm.core, "cell", None), NNRNNCell):
-        out.update(_theta_snapshot(lm.core))
+        snap = _theta_snapshot(lm.core)  # the learned Theta (float16: 2 MB at N = 1024) only for Table 3.1's runs
+        out.update({k: snap[k] for k in ("P_orthogonality", "gamma_mean", "theta", "gamma")})
+        if cfg.get("keep_theta"):
+            out["Theta"] = snap["Theta"].astype(np.float16)
         if cfg.get("probe") and best_state is not None:
             window = batchify(valid, cfg["eval_batch"])[:, :cfg["length"] + 1].to(device)
             out["backprop_norm"] = backprop_norms(lm, window)
@@ -658,7 +669,8 @@ def _scaled_rows(scale: str, length: int) -> list[dict]:
 def ptb_runs(scale: str) -> list[Run]:
     s = PTB_SIZES[scale]
     return [Run(CHAPTER, "ptb", f"{r['model']}-N{r['hid']}-T{length}-s{seed}", ptb_run,
-                _ptb_config(s, r, length, seed, budgets=r["budgets"], probe=r["model"] == "nnRNN"))
+                _ptb_config(s, r, length, seed, budgets=r["budgets"], probe=r["model"] == "nnRNN",
+                            keep_theta=r["model"] == "nnRNN"))
             for length in (150, 300) for r in _scaled_rows(scale, length) for seed in s["seeds"]]
 
 
