@@ -92,7 +92,7 @@ def test_chapter_runs_at_full_configuration_shrunk():
         run = build("full")[0]
         cfg = dict(run.config)
         cfg.update({k: v for k, v in dict(iters=3, width=8, T=5, samples=10, steps=20, pool=7, n_train=20, n_eval=10,
-                                             epochs=1, batch=10).items() if k in cfg})
+                                             epochs=1, batch=10, length=3, emb=4, eval_batch=2).items() if k in cfg})
         assert run.fn(cfg, ctx), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
 
@@ -127,3 +127,100 @@ def test_psmnist_parameter_budgets_and_data():
     assert float(d["train"][0].max()) <= 1.0
     with pytest.raises(ValueError, match="pool"):
         ex.psmnist_data(5, 10, 10)
+
+
+def test_ptb_chars_loader_matches_the_general_one():
+    from lscnb.data.ptb_chars import load_ptb_chars
+    from lscnb.data.text import load_ptb
+    fast = load_ptb_chars(download=False)
+    if "Penn Treebank" not in fast.source:
+        pytest.skip("PTB files absent (../shared/data/ptb): the fast loader fell back to the stand-in")
+    slow = load_ptb("char", download=False, fallback=False)
+    assert fast.vocab == slow.vocab and fast.vocab_size == 50
+    for split in ("train", "valid", "test"):
+        assert torch.equal(getattr(fast, split), getattr(slow, split)), split
+
+
+def test_modrelu_baselines():
+    from lscnb.models.modrelu_rnn import EURNNCell, FreeRNNCell
+    for n, cap in ((7, 3), (8, 2), (10, 1)):
+        cell = EURNNCell(3, n, capacity=cap).double()
+        W = cell.weight()
+        torch.testing.assert_close(W.T @ W, torch.eye(n, dtype=torch.float64), atol=1e-12, rtol=0)
+        assert cell.effective_parameters() == sum(((n // 2) if l % 2 == 0 else (n - 1) // 2) for l in range(cap)) + 4 * n
+    assert int((EURNNCell(1, 8, capacity=2).weight().abs() > 1e-12).sum()) <= 8 * 4  # banded: capacity 2 couples neighbours
+    for init in ("orth", "cayley", "henaff"):
+        W = FreeRNNCell(2, 6, init=init).W.detach()
+        torch.testing.assert_close(W.T @ W, torch.eye(6), atol=1e-5, rtol=0)
+    x, h0 = torch.randn(2, 5, 3), torch.randn(2, 6)
+    cell = FreeRNNCell(3, 6)
+    seq = cell.sequence(x, h0)
+    torch.testing.assert_close(seq[:, 0], cell(h0, x[:, 0]))
+    with pytest.raises(ValueError, match="init"):
+        FreeRNNCell(2, 4, init="identity")
+    with pytest.raises(ValueError, match="capacity"):
+        EURNNCell(2, 4, capacity=0)
+
+
+def test_nnrnn_gamma_clamped_and_carried_state():
+    cell = NNRNNCell(3, 8, gamma_fixed=0.958, seed=0)
+    assert "gamma" not in dict(cell.named_parameters()) and float(cell.gamma.max()) == pytest.approx(0.958)
+    assert cell.effective_parameters() == NNRNNCell(3, 8, seed=0).effective_parameters() - 4
+    mods = torch.linalg.eigvals(cell.V().detach().double()).abs()
+    torch.testing.assert_close(mods, torch.full((8,), 0.958, dtype=torch.float64), atol=1e-5, rtol=0)
+    x, h0 = torch.randn(2, 4, 3), torch.randn(2, 8)
+    full = cell.sequence(x, h0)
+    torch.testing.assert_close(cell.sequence(x[:, 2:], full[:, 1]), full[:, 2:])  # carrying the state = one pass
+    with pytest.raises(ValueError, match="gamma_fixed"):
+        NNRNNCell(3, 8, gamma_fixed=-1.0)
+
+
+def test_char_lm_budgets_and_backprop_norms():
+    from lscnb.experiments import nnrnn as ex
+    # Table 3.1's equal-parameter column: about 1.32M parameters (embedding 200, 50 characters)
+    for row in ex.PTB_HYPER[150]:
+        if "params" in row["budgets"] and row["hid"] <= 1386:
+            lm, _ = ex.make_lm(row, 0, 50, 200)
+            n = ex.effective_parameters(lm.core, lm.decoder) + lm.embed.weight.numel()
+            assert abs(n / 1.32e6 - 1) < 0.01, (row["model"], row["hid"], n)
+    row = dict(ex.PTB_HYPER[150][0], hid=8)
+    lm, opts = ex.make_lm(row, 0, 50, 4)
+    tokens = torch.randint(0, 50, (3, 7))
+    logits, states = lm(tokens)
+    logits2, _ = lm(tokens[:, 4:], [lm(tokens[:, :4])[1][0]])
+    torch.testing.assert_close(logits2, logits[:, 4:], atol=1e-5, rtol=0)  # state carried across windows
+    g = ex.backprop_norms(lm, tokens)
+    assert g.shape == (6,) and np.all(g > 0)
+    assert all(p.grad is None for p in lm.parameters())
+    lstm, _ = ex.make_lm(dict(ex.PTB_HYPER[150][3], hid=6), 0, 50, 4)
+    logits, states = lstm(tokens)
+    assert states[0].shape == (3, 12)
+    torch.testing.assert_close(lstm(tokens[:, 4:], [lstm(tokens[:, :4])[1][0]])[0], logits[:, 4:], atol=1e-5, rtol=0)
+    with pytest.raises(TypeError, match="NNRNNCell"):
+        ex.backprop_norms(lstm, tokens)
+    with pytest.raises(ValueError, match="metric"):
+        ex.table_3_1([], "perplexity")
+
+
+def test_hyper_tables_match_the_thesis():
+    from lscnb.experiments import nnrnn as ex
+    for table in ex.THESIS_HYPER:
+        rows = ex.hyper_table(table)
+        assert len(rows) == 9 and all(r["vs thesis"] in ("= thesis", "not run (thesis row shown)") for r in rows), table
+        assert ex.quick_hyper_note(table)
+    assert all(r["vs thesis"] == "= thesis" for r in ex.hyper_table("A.4, T = 300"))
+    nn = ex.THESIS_HYPER["A.2"][0]
+    assert (nn["lr"], nn["lr_orth"], nn["delta"], nn["t_decay"], nn["init"]) == (1.5e-4, 1.5e-5, 0.15, 1e-4, "Cayley")
+    assert ex.THESIS_HYPER["A.4, T = 300"][5]["init"] == "Cayley" and ex.THESIS_HYPER["A.4, T = 150"][5]["init"] == "Random orth"
+    with pytest.raises(ValueError, match="table"):
+        ex.hyper_table("A.3")
+
+
+def test_unipotent_power_is_polynomial():
+    n, x = 8, 0.3
+    A = np.eye(n) + x * np.triu(np.ones((n, n)), 1)
+    for t in (0, 5, 50, 200):
+        np.testing.assert_allclose(fisher.unipotent_power(n, x, t), np.linalg.matrix_power(A, t), rtol=1e-12)
+    assert fisher.unipotent_power(n, x, 5)[0, -1] == pytest.approx(11.79645, rel=1e-6)
+    with pytest.raises(ValueError, match="t"):
+        fisher.unipotent_power(n, x, -1)

@@ -25,7 +25,7 @@ from .orthogonal import ModReLU, skew, skew_init
 
 class NNRNNCell(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, *, init: str = "henaff", t_mask: str = "block",
-                 seed: int = 0):
+                 seed: int = 0, gamma_fixed: float | None = None):
         super().__init__()
         self.input_size, self.hidden_size = checks.positive_int(input_size, "input_size"), checks.positive_int(hidden_size, "hidden_size")
         if hidden_size % 2:
@@ -35,7 +35,10 @@ class NNRNNCell(nn.Module):
         n, m = hidden_size, hidden_size // 2
         self.log_P = nn.Parameter(skew_init(n, init, generator=g))
         self.theta = nn.Parameter(2 * math.pi * torch.rand(m, generator=g))
-        self.gamma = nn.Parameter(torch.ones(m))
+        if gamma_fixed is None:
+            self.gamma = nn.Parameter(torch.ones(m))
+        else:  # thesis App. A.6: gamma clamped (a buffer, not learned)
+            self.register_buffer("gamma", torch.full((m,), checks.positive_float(gamma_fixed, "gamma_fixed")))
         self.T = nn.Parameter(torch.zeros(n, n))
         mask = torch.tril(torch.ones(n, n), -1)
         if t_mask == "block":
@@ -71,9 +74,10 @@ class NNRNNCell(nn.Module):
         V = self.V() if V is None else V
         return self.phi(state @ V.T + x @ self.U.T)
 
-    def sequence(self, x: torch.Tensor) -> torch.Tensor:
-        """States (B, T, N) for inputs (B, T, D), computing V once."""
-        V, h, out = self.V(), torch.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device), []
+    def sequence(self, x: torch.Tensor, state: torch.Tensor | None = None) -> torch.Tensor:
+        """States (B, T, N) for inputs (B, T, D) from ``state`` (zeros if None), computing V once."""
+        V, out = self.V(), []
+        h = torch.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device) if state is None else state
         for t in range(x.shape[1]):
             h = self.forward(h, x[:, t], V)
             out.append(h)
@@ -105,6 +109,7 @@ class NNRNNCell(nn.Module):
                 "gamma": self.gamma.double().cpu().numpy(), "P_orthogonality": float((P.T @ P - eye).abs().max())}
 
     def effective_parameters(self) -> int:
-        """Parameters that are free: N(N-1)/2 (P) + the masked T + N/2 angles + N/2 scales + N biases + U."""
+        """Free parameters: N(N-1)/2 (P) + the masked T + N/2 angles + N/2 scales (unless clamped) + N biases + U."""
         n = self.hidden_size
-        return n * (n - 1) // 2 + int(self.mask.sum()) + n + n + self.U.numel()
+        scales = n // 2 if isinstance(self.gamma, nn.Parameter) else 0
+        return n * (n - 1) // 2 + int(self.mask.sum()) + n // 2 + scales + n + self.U.numel()

@@ -102,3 +102,18 @@ def angle_concentration(angles: np.ndarray) -> float:
     if angles.size == 0:
         raise ValueError("angles must not be empty")
     return float(np.abs(np.exp(1j * angles).mean()))
+
+
+def unipotent_power(n: int, x: float, t: int) -> np.ndarray:
+    """``A^t`` for ``A = I + x S`` (S the strictly upper all-ones matrix) in closed form (thesis Prop. 3.4.2):
+    ``(A^t)_ij = sum_{l=1}^{j-i} C(t, l) C(j-i-1, l-1) x^l`` for j > i, 1 on the diagonal. Every eigenvalue is 1,
+    yet the entries grow like ``t^{j-i}``: polynomially, not exponentially."""
+    from scipy.special import comb
+
+    n, t = checks.positive_int(n, "n"), checks.positive_int(t, "t", allow_zero=True)
+    out = np.eye(n)
+    for d in range(1, n):
+        ls = np.arange(1, d + 1)
+        value = float(np.sum(comb(t, ls) * comb(d - 1, ls - 1) * float(x) ** ls))
+        out += value * np.eye(n, k=d)
+    return out
