@@ -47,6 +47,14 @@ def differentiable_radius(J: torch.Tensor, generator: torch.Generator | None = N
     return torch.linalg.eigvals(J).abs().amax(-1)
 
 
+def differentiable_norm(J: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """The spectral norm ``||J||_2`` (largest singular value) of each (..., n, m) matrix: App. A's ``a_k``."""
+    return torch.linalg.matrix_norm(J, ord=2)
+
+
+MEASURES = {"radius": differentiable_radius, "norm": differentiable_norm}
+
+
 def _targets(target, groups) -> dict:
     if isinstance(target, dict):
         return {g: float(target[g.rstrip("0123456789")] if g.rstrip("0123456789") in target else target[g]) for g in groups}
@@ -55,11 +63,13 @@ def _targets(target, groups) -> dict:
 
 def pretrain(transitions, scale_groups: dict, *, target=1.0, steps: int = 200, lr: float = 3e-3,
              kappa_clip: tuple = (0.85, 1.15), shuffle_prob: float = 1 / 3, eps: float = 0.02, std_thr: float = 0.2,
-             ema: int = 10, seed: int = 0, progress: bool = True) -> PretrainHistory:
+             ema: int = 10, seed: int = 0, progress: bool = True, measure: str = "radius") -> PretrainHistory:
     """Pre-train to the LSC. ``transitions(step)`` -> ``{group: J (B, n, m)}``; ``scale_groups`` maps each group
     to the parameters its ``kappa`` multiplies; ``target`` is a number or ``{"time": a, "depth": b}`` keyed by
-    the group names' prefixes. Returns a :class:`PretrainHistory`."""
+    the group names' prefixes; ``measure`` is ``"radius"`` (Thm 1) or ``"norm"`` (the 2-norm ``a_k`` of Thm 2,
+    used for Figs S2-S3). Returns a :class:`PretrainHistory` (its ``radius`` holds the chosen measure)."""
     steps = checks.positive_int(steps, "steps")
+    size = MEASURES[checks.one_of(measure, tuple(MEASURES), "measure")]
     lo, hi = kappa_clip
     if not 0 < lo <= 1 <= hi:
         raise ValueError(f"kappa_clip must satisfy 0 < low <= 1 <= high, got {kappa_clip}")
@@ -70,7 +80,7 @@ def pretrain(transitions, scale_groups: dict, *, target=1.0, steps: int = 200, l
     for step in tqdm(range(steps), desc="LSC pre-training", disable=not progress, leave=False):
         jacs = transitions(step)
         targets = _targets(target, jacs)
-        radii = {g: differentiable_radius(J, gen) for g, J in jacs.items()}
+        radii = {g: size(J, gen) for g, J in jacs.items()}
         loss = torch.cat([(r - targets[g]).pow(2).reshape(-1) for g, r in radii.items()]).mean()
         opt.zero_grad()
         loss.backward()

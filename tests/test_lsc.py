@@ -113,7 +113,8 @@ def test_chapter_runs_at_full_configuration_shrunk():
              "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
              "lru": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000),
              "lru_table": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4,
-                               limit=5000)}
+                               limit=5000),
+             "covariance": dict(width=6, pre_steps=2, batch=8, limit=40)}
     for name, build in ex.FIGURES.items():
         runs = build("full")
         for run in [runs[-1]] + ([r for r in runs if r.config["kind"] == "gru" and r.config["task"] == "sl-mnist"
@@ -155,3 +156,34 @@ def test_lru_transitions_and_pretraining():
     assert hist.converged and m.training        # reached 1/2 and left the model in training mode
     with pytest.raises(ValueError, match="tokens"):
         lru_transitions(m, torch.zeros(3, dtype=torch.long), 0)
+
+
+def test_decaying_covariance_statistics():
+    from lscnb.experiments.lsc import decaying_covariance
+    rng = np.random.default_rng(0)
+    a = np.zeros((400, 40))
+    a[:, 5] = rng.normal(size=400)
+    for t in range(6, 40):                       # AR(1) across time, per sample: corr(t0, t0 + k) = 0.5^k
+        a[:, t] = 0.5 * a[:, t - 1] + np.sqrt(1 - 0.25) * rng.normal(size=400)
+    st = decaying_covariance(a + 1.0)
+    assert st["t0"] == 5 and st["corr"][0] == pytest.approx(1.0)
+    assert st["corr"][1] == pytest.approx(0.5, abs=0.1) and st["corr"][2] == pytest.approx(0.25, abs=0.1)
+    assert np.median(np.abs(st["corr"][10:])) < 0.1 and np.mean(st["pvalue"][10:] > 0.05) > 0.7
+    assert st["cov"][0] == pytest.approx(np.var(a[:, 5]), rel=1e-6)
+    with pytest.raises(ValueError, match="a must"):
+        decaying_covariance(np.zeros(5))
+    with pytest.raises(ValueError, match="vary"):
+        decaying_covariance(np.ones((5, 4)))
+
+
+def test_pretraining_to_a_norm():
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    stack = Stack([LSTMCell(6 if l == 0 else 10, 10) for l in range(2)])
+    hist = pretrain_stack(stack, lambda s: torch.randn(8, 10, 6, generator=g), target=1.0, steps=80, lr=1e-2,
+                          eps=0.05, measure="norm", progress=False)
+    with torch.no_grad():
+        J = stack_transitions(stack, torch.randn(64, 10, 6, generator=g), 5)["time1"]
+    assert abs(float(torch.linalg.matrix_norm(J, ord=2).mean()) - 1) < 0.15, final_radii(hist, last=10)
+    with pytest.raises(ValueError, match="measure"):
+        pretrain_stack(stack, lambda s: torch.randn(2, 4, 6), steps=1, measure="frobenius")

@@ -6,7 +6,8 @@ Figures: ``lemma1`` (expected spectral radius of Gaussian matrices vs the chi-me
 ``ffn`` (Fig. 2 at proxy scale: 30-layer FFNs, Glorot vs He vs LSC, accuracy against learning rate) and ``drnn``
 (Fig. 3, a declared subset: d-RNNs on spike tasks, no pre-training vs rho = 1 vs rho = 1/2, depth 2 and 5), ``lru``
 (Fig. 4: LRU stacks on Penn Treebank, default vs pre-trained initialisations, with and without gradient clipping)
-and ``lru_table`` (Table I's configuration; at quick scale it shares Fig. 4's runs).
+``lru_table`` (Table I's configuration; at quick scale it shares Fig. 4's runs) and ``covariance`` (Figs. S2-S3:
+the Decaying Covariance of the time-transition norms, default and LSC-pre-trained).
 """
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ SIZES = {
                   drnn_pre_steps=60, drnn_steps=120, drnn_batch=32, drnn_width_scale=0.25,
                   lru_level="char", lru_limit=200_000, lru_depths=[3], lru_targets=[None, 1.0, 0.5, "bar"],
                   lru_seeds=[0], lru_width=32, lru_length=64, lru_batch=16, lru_lr=1e-2, lru_steps=120,
-                  lru_pre_steps=40, lru_eval_every=40, lru_eval_windows=64),
+                  lru_pre_steps=40, lru_eval_every=20, lru_eval_windows=64,
+                  cov_tasks=["sl-digits-1ms"], cov_kinds=["lstm"], cov_width=16, cov_pre_steps=60, cov_batch=128,
+                  cov_seeds=[0]),
     "full": dict(lemma_sizes=[8, 16, 32, 64, 128, 256, 512], lemma_samples=1000, cor_width=128, cor_depth=30,
                  gru_depth=7, gru_width=117, gru_length=100, gru_steps=1000, gru_seeds=[0, 1, 2],
                  ffn_width=128, ffn_depth=30, ffn_acts=["relu", "sin", "cos"], ffn_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4],
@@ -47,7 +50,9 @@ SIZES = {
                  drnn_width_scale=1.0,
                  lru_level="word", lru_limit=None, lru_depths=[3, 6], lru_targets=[None, 1.0, 0.5, "bar"],
                  lru_seeds=[0, 1, 2, 3], lru_width=128, lru_length=100, lru_batch=32, lru_lr=1e-2, lru_steps=10_000,
-                 lru_pre_steps=500, lru_eval_every=500, lru_eval_windows=1024),
+                 lru_pre_steps=500, lru_eval_every=500, lru_eval_windows=1024,
+                 cov_tasks=["sl-mnist", "spike-patterns"], cov_kinds=["lstm", "alif+"], cov_pre_steps=300,
+                 cov_batch=128, cov_seeds=[0]),
 }
 
 
@@ -287,10 +292,11 @@ DRNN_WIDTHS = {  # Tab. S1, depth-2 widths kept at every depth; sl-MNIST's for s
     "sl-mnist": {"sigma": 128, "relu": 128, "gru": 53, "lstm": 42, "alif+": 128, "alif-pm": 128},
     "spike-patterns": {"sigma": 256, "relu": 256, "gru": 117, "lstm": 94, "alif+": 256, "alif-pm": 256},
 }
-DRNN_WIDTHS["sl-digits"] = DRNN_WIDTHS["sl-mnist"]
+DRNN_WIDTHS["sl-digits"] = DRNN_WIDTHS["sl-digits-1ms"] = DRNN_WIDTHS["sl-mnist"]
 DRNN_LR = {"sl-mnist": 1e-2, "sl-digits": 1e-2, "spike-patterns": 1e-3}  # Tab. S1 LSTM rates (ALIF: 1e-3)
 DRNN_TASKS = {"sl-digits": "scikit-learn 8x8 digits (1,400 train / 397 test), spike-latency coded (64 channels, "
                            "25 steps of 2 ms)",
+              "sl-digits-1ms": "scikit-learn 8x8 digits, spike-latency coded (64 channels, 50 steps of 1 ms)",
               "sl-mnist": "MNIST (shared files, 60k/10k), spike-latency coded (784 channels, 50 steps of 1 ms, each "
                           "shown twice)",
               "spike-patterns": "synthetic spike patterns standing in for SHD (20 classes, 128 channels, 100 steps)"}
@@ -307,11 +313,11 @@ def _spike_task(task: str, seed: int, limit: int | None = None):
         xtr, ytr = spike_patterns(n, classes=20, channels=128, steps=100, seed=seed)
         xte, yte = spike_patterns(n // 4, classes=20, channels=128, steps=100, seed=seed + 10_000)
         return xtr.bool(), ytr, xte.bool(), yte, lambda x: x.float()
-    if task == "sl-digits":
+    if task in ("sl-digits", "sl-digits-1ms"):
         from sklearn.datasets import load_digits
         d = load_digits()
         x, y = torch.tensor(d.data / 16.0, dtype=torch.float32), torch.tensor(d.target)
-        return x[:1400], y[:1400], x[1400:], y[1400:], partial(latency_encode, dt=2.0)
+        return x[:1400], y[:1400], x[1400:], y[1400:], partial(latency_encode, dt=1.0 if task.endswith("1ms") else 2.0)
     from ..data import load_mnist
     tr, te = load_mnist("train", download=False), load_mnist("test", download=False)
     xtr, xte = tr.images.reshape(len(tr), -1).float() / 255, te.images.reshape(len(te), -1).float() / 255
@@ -528,7 +534,7 @@ def lru_run(cfg: dict, ctx) -> dict:
         g = torch.Generator().manual_seed(cfg["seed"] + 1)
         hist = fit(m, lambda k: _windows(train, T, cfg["batch"], g), loss, steps=cfg["steps"], lr=cfg["lr"],
                    clip=clip, eval_fn=lambda mm: {"ppl": perplexity(mm, xv, yv)}, eval_every=cfg["eval_every"],
-                   progress=ctx.progress, desc=f"LRU {cfg['target']} clip {clip}", device=ctx.device)
+                   progress=False, device=ctx.device)
         if clip is None:
             unclipped = hist
             out["clip_engaged"] = float(np.mean(np.array(hist.grad_norm) > 1.0)) if hist.grad_norm else float("nan")
@@ -602,7 +608,8 @@ def _mean_std(values) -> str:
     v = np.asarray(values, dtype=float)
     if np.isnan(v).all():
         return "diverged"
-    return f"{np.nanmean(v):.2f} ± {np.nanstd(v):.2f}" + (f" ({int(np.isnan(v).sum())} diverged)" if np.isnan(v).any() else "")
+    text = f"{np.nanmean(v):.2f}" + (f" ± {np.nanstd(v):.2f}" if np.isfinite(v).sum() > 1 else "")
+    return text + (f" ({int(np.isnan(v).sum())} diverged)" if np.isnan(v).any() else "")
 
 
 def lru_summary(col) -> dict:
@@ -615,6 +622,7 @@ def lru_summary(col) -> dict:
                 if rs:
                     out[(depth, target, clip)] = {
                         "valid": [float(r[f"valid_{tag}"][-1]) for r in rs], "test": [float(r[f"test_{tag}"]) for r in rs],
+                        "clip engaged": float(np.mean([r.get("clip_engaged", np.nan) for r in rs])),
                         "time radius": float(np.mean([r["time_radius"] for r in rs])),
                         "depth radius": float(np.mean([r["depth_radius"] for r in rs]))}
     return out
@@ -627,6 +635,7 @@ def lru_table(col) -> list[dict]:
         paper = LRU_PAPER.get((depth, target, clip), ("", ""))
         rows.append({"depth": depth, "init": LRU_LABELS[target] + (" + clip" if clip else ""),
                      "radii (time, depth)": f"{v['time radius']:.2f}, {v['depth radius']:.2f}",
+                     "steps with ‖g‖ > 1 (unclipped)": f"{v['clip engaged']:.1%}",
                      f"valid ppl, ours ({level})": _mean_std(v["valid"]), f"test ppl, ours ({level})": _mean_std(v["test"]),
                      "valid ppl, paper (word)": paper[0], "test ppl, paper (word)": paper[1]})
     return rows
@@ -645,7 +654,7 @@ def show_lru(col) -> None:
                 if curves:
                     a.plot(rs[0][f"eval_steps_{tag}"], np.mean(curves, axis=0), style, color=f"C{j}",
                            label=LRU_LABELS[target] if tag == "noclip" else None)
-        a.set(yscale="log", xlabel="training step", ylabel="validation perplexity",
+        a.set(xlabel="training step", ylabel="validation perplexity",
               title=f"LRU depth {depth}, width {col[0].config['width']} (dashed: clipped)")
         a.legend(fontsize=8)
     data = _ptb_caption(col[0].config)
@@ -656,6 +665,103 @@ def _ptb_caption(cfg) -> str:
     src = _corpus(cfg["level"]).source
     n = f"the first {cfg['limit']:,} training tokens" if cfg.get("limit") else "all training tokens"
     return f"{src}; {n}, windows of {cfg['length']}"
+
+
+# --------------------------------------------------------------------------------------------- Figs S2, S3
+def decaying_covariance(a: np.ndarray) -> dict:
+    """Statistics of App. I for ``a_k(t)`` of shape (samples, T): from the first step ``t0`` at which ``a`` varies
+    across samples, the covariance and Pearson correlation of ``a(t)`` with ``a(t0)`` over samples (per-time
+    means removed) and the correlation's p-value, for ``t >= t0``."""
+    from scipy import stats
+    a = np.asarray(a, dtype=float)
+    if a.ndim != 2 or a.shape[0] < 3:
+        raise ValueError(f"a must have shape (samples >= 3, T), got {a.shape}")
+    varies = np.flatnonzero(a.std(0) > 1e-6 * max(1.0, float(np.abs(a).max())))
+    if not len(varies):
+        raise ValueError("a does not vary across samples at any step")
+    t0 = int(varies[0])
+    c = a - a.mean(0)
+    cov = (c[:, t0:] * c[:, [t0]]).mean(0)
+    corr, pval = [], []
+    for t in range(t0, a.shape[1]):
+        if a[:, t].std() > 0:
+            r = stats.pearsonr(a[:, t0], a[:, t])
+            corr.append(float(r.statistic)), pval.append(float(r.pvalue))
+        else:
+            corr.append(np.nan), pval.append(np.nan)
+    return {"t0": t0, "cov": cov, "corr": np.array(corr), "pvalue": np.array(pval), "mean": a.mean(0)}
+
+
+def covariance_run(cfg: dict, ctx) -> dict:
+    """Figs S2 (default initialisation) and S3 (pre-trained to ``E a_k = 1`` with the 2-norm): ``a_k(t)`` =
+    ``||d h[t,l] / d h[t-1,l]||_2`` per sample, step and layer of a 2-layer d-RNN on a batch of task inputs, and
+    the statistics of :func:`decaying_covariance` per layer."""
+    from ..jacobian import grid_jacobians
+    torch.manual_seed(cfg["seed"])
+    xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], cfg["seed"], cfg.get("limit"))
+    model = DRNN(cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=int(ytr.max()) + 1,
+                 seed=cfg["seed"])
+    gen = torch.Generator().manual_seed(cfg["seed"])
+    out = {"pre_steps": 0}
+    if cfg["pretrained"]:
+        hist = pretrain_stack(model.stack, lambda s: encode(xtr[torch.randint(len(xtr), (8,), generator=gen)]),
+                              target=1.0, steps=cfg["pre_steps"], lr=1e-2, eps=0.02, seed=cfg["seed"], measure="norm",
+                              progress=False)
+        out["pre_steps"] = hist.steps
+    x = encode(xtr[torch.randperm(len(xtr), generator=gen)[:cfg["batch"]]])
+    with torch.no_grad():
+        for l, J in enumerate(grid_jacobians(model.stack, x)["time"]):
+            a = torch.linalg.matrix_norm(J, ord=2).numpy()  # (B, T)
+            for key, value in decaying_covariance(a).items():
+                out[f"{key}_{l}"] = value
+    return out
+
+
+def covariance_runs(scale: str) -> list[Run]:
+    s = SIZES[scale]
+    return [Run(CHAPTER, "covariance", f"{task}-{kind}-{'lsc' if pre else 'default'}-s{seed}", covariance_run,
+                dict(task=task, kind=kind, depth=2, width=DRNN_WIDTHS[task][kind] if scale == "full" else s["cov_width"],
+                     pretrained=pre, pre_steps=s["cov_pre_steps"], batch=s["cov_batch"], seed=seed))
+            for task in s["cov_tasks"] for kind in s["cov_kinds"] for pre in (False, True) for seed in s["cov_seeds"]]
+
+
+def fig_covariance(profile: Profile):
+    return gather(covariance_runs, profile, subset="sl-MNIST and the synthetic SHD stand-in; PTB not run")
+
+
+def covariance_summary(col) -> list[dict]:
+    """Per run and layer: the median |correlation| and the share of p-values above 0.05, from 10 steps after t0."""
+    rows = []
+    for r in col:
+        for l in range(r.config["depth"]):
+            corr, p = r[f"corr_{l}"][10:], r[f"pvalue_{l}"][10:]
+            rows.append({"task": r.config["task"], "cell": r.config["kind"],
+                         "init": "LSC (E a_k = 1)" if r.config["pretrained"] else "default", "layer": l + 1,
+                         "mean a_k": float(np.mean(r[f"mean_{l}"][int(r[f"t0_{l}"]):])),
+                         "max |cov|": float(np.nanmax(np.abs(r[f"cov_{l}"][1:]))),
+                         "median |corr|, t ≥ t0+10": float(np.nanmedian(np.abs(corr))),
+                         "share p > 0.05, t ≥ t0+10": float(np.mean(p[np.isfinite(p)] > 0.05))})
+    return rows
+
+
+def show_covariance(col) -> None:
+    runs = sorted(col, key=lambda r: (r.config["task"], r.config["kind"], r.config["pretrained"]))
+    depth = runs[0].config["depth"]
+    fig, ax = plot.figure(depth * len(runs), 3, width=3.2 * depth * len(runs), height=7)
+    for j, r in enumerate(runs):
+        for l in range(depth):
+            c, t0 = j * depth + l, int(r[f"t0_{l}"])
+            t = np.arange(t0, t0 + len(r[f"corr_{l}"]))
+            ax[0, c].plot(t, r[f"cov_{l}"], color="C0")
+            ax[1, c].plot(t, r[f"corr_{l}"], color="C1")
+            ax[2, c].plot(t, r[f"pvalue_{l}"], color="C2")
+            ax[2, c].axhline(0.05, color="k", linestyle="--", linewidth=0.8)
+            ax[0, c].set_title(f"{r.config['kind']}, {'LSC' if r.config['pretrained'] else 'default'}, layer {l + 1}",
+                               fontsize=9)
+            ax[2, c].set(xlabel="time step t", yscale="log")
+    for row, label in enumerate(("cov(a(t0), a(t))", "correlation", "p-value")):
+        ax[row, 0].set_ylabel(label)
+    plot.show(fig, col, data="; ".join(DRNN_TASKS[t] for t in sorted({r.config["task"] for r in col})))
 
 
 # --------------------------------------------------------------------------------------------- explorer
@@ -672,7 +778,7 @@ def explore_figure(L: int = 10, T: int = 100, rho: float = 1.0):
 
 # --------------------------------------------------------------------------------------------- bookkeeping
 FIGURES = {"lemma1": lemma1_runs, "corollary": corollary_runs, "deep_gru": deep_gru_runs, "ffn": ffn_runs,
-           "drnn": drnn_runs, "lru": lru_runs, "lru_table": lru_table_runs}
+           "drnn": drnn_runs, "lru": lru_runs, "lru_table": lru_table_runs, "covariance": covariance_runs}
 
 
 def gap_lemma1(col) -> str:
@@ -707,6 +813,9 @@ REPRODUCES = [
     {"source": "Table I", "what": "LRU on PTB after the authors' hyper-parameter search", "figure": "lru_table",
      "data": "Penn Treebank, word level (full, owed); quick shares Fig. 4's runs",
      "note": "no cosine decay, MLM corruption or early stopping; the paper's numbers are shown beside ours"},
-    {"source": "Figs. S1-S3", "what": "learning-rate grid; decaying covariance of a_k", "figure": None, "data": "various",
-     "note": "not reproduced yet"},
+    {"source": "Fig. S1", "what": "learning-rate grid search for LSTM and ALIF", "figure": None, "data": "various",
+     "note": "not reproduced yet (the chapter uses Tab. S1's rates)"},
+    {"source": "Figs. S2-S3", "what": "decaying covariance of a_k, default init and after LSC pre-training",
+     "figure": "covariance", "data": "sl-digits at 1 ms (quick); sl-MNIST and an SHD stand-in (full, owed)",
+     "note": "LSTM only in quick; PTB not run"},
 ]
