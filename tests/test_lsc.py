@@ -111,9 +111,10 @@ def test_chapter_runs_at_full_configuration_shrunk():
     small = {"lemma1": dict(n=8, samples=4), "corollary": dict(width=8, depth=4, seeds=1),
              "deep_gru": dict(depth=2, width=6, length=12, steps=2), "ffn": dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3]),
              "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
-             "lru": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000),
+             "lru": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000,
+                         real_data=False),
              "lru_table": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4,
-                               limit=5000),
+                               limit=5000, real_data=False),
              "covariance": dict(width=6, pre_steps=2, batch=8, limit=40)}
     for name, build in ex.FIGURES.items():
         runs = build("full")
@@ -122,6 +123,7 @@ def test_chapter_runs_at_full_configuration_shrunk():
             out = run.fn(dict(run.config, **small[name]), ctx)
             assert out, name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+    assert all(r.config["real_data"] for r in ex.lru_runs("full") + ex.lru_table_runs("full"))
 
 
 def test_lru_transitions_and_pretraining():
@@ -187,3 +189,13 @@ def test_pretraining_to_a_norm():
     assert abs(float(torch.linalg.matrix_norm(J, ord=2).mean()) - 1) < 0.15, final_radii(hist, last=10)
     with pytest.raises(ValueError, match="measure"):
         pretrain_stack(stack, lambda s: torch.randn(2, 4, 6), steps=1, measure="frobenius")
+
+
+def test_full_language_model_runs_refuse_the_stand_in(monkeypatch):
+    from lscnb.data import markov_corpus
+    from lscnb.experiments import lsc as ex
+    monkeypatch.setattr(ex, "_corpus", lambda level: markov_corpus(20, lengths=(500, 100, 100)))
+    with pytest.raises(FileNotFoundError, match="Penn Treebank"):
+        ex._ptb("word", None, real=True)
+    assert ex._ptb("word", 300)[0].numel() == 300
+    assert ex.lru_targets("bar", 100, 3) == {"time": 100 / 103, "depth": 3 / 103} and ex.lru_targets(0.5, 9, 9) == 0.5

@@ -461,10 +461,14 @@ def _corpus(level: str):
     return load_ptb(level, download=False)
 
 
-def _ptb(level: str, limit: int | None):
+def _ptb(level: str, limit: int | None, real: bool = False):
     """PTB token ids (``limit`` caps the training stream, a prefix) and the corpus' description; the real files
-    where :mod:`lscnb.data.files` finds them, else the offline Markov stand-in (the description says which)."""
+    where :mod:`lscnb.data.files` finds them, else the offline Markov stand-in (the description says which),
+    which ``real=True`` (full runs) refuses."""
     corpus = _corpus(level)
+    if real and corpus.entropy_rate_bits is not None:
+        raise FileNotFoundError("this run needs the real Penn Treebank files (ptb/ under ./data, ../shared/data or "
+                                "$LSCNB_DATA); only the offline stand-in was found")
     train = corpus.train[:limit] if limit else corpus.train
     return train, corpus.valid, corpus.test, corpus.vocab_size, corpus.source
 
@@ -492,7 +496,7 @@ def lru_run(cfg: dict, ctx) -> dict:
     from ..pretrain import lru_transitions, pretrain_lru
     from ..train import fit
     torch.manual_seed(cfg["seed"])
-    train, valid, test, vocab, _ = _ptb(cfg["level"], cfg.get("limit"))
+    train, valid, test, vocab, _ = _ptb(cfg["level"], cfg.get("limit"), cfg.get("real_data", False))
     T, L = cfg["length"], cfg["depth"]
     model = DeepLRU(vocab, vocab, d_model=cfg["width"], d_state=cfg["width"], depth=L, tokens=True,
                     dropout=cfg["dropout"], r_min=0.5, r_max=1.0, max_phase=math.pi / 10)  # App. H's LRU init
@@ -557,7 +561,7 @@ def lru_runs(scale: str) -> list[Run]:
                 dict(level=s["lru_level"], limit=s["lru_limit"], depth=depth, width=s["lru_width"], length=s["lru_length"],
                      batch=s["lru_batch"], lr=s["lru_lr"], steps=s["lru_steps"], dropout=0.0, target=target,
                      pre_steps=s["lru_pre_steps"], clips=[None, 1.0], eval_every=s["lru_eval_every"],
-                     eval_windows=s["lru_eval_windows"], seed=seed))
+                     eval_windows=s["lru_eval_windows"], real_data=scale == "full", seed=seed))
             for depth in s["lru_depths"] for target in s["lru_targets"] for seed in s["lru_seeds"]]
 
 
@@ -569,7 +573,7 @@ def lru_table_runs(scale: str) -> list[Run]:
     return [Run(CHAPTER, "lru_table", f"word-L{depth}-{LRU_LABELS[target].split()[0]}{target}-s{seed}", lru_run,
                 dict(level="word", limit=None, depth=depth, width=256, length=300, batch=64, lr=3e-2, steps=20_000,
                      dropout=0.2 if depth == 3 else 0.1, target=target, pre_steps=500, clips=[None, 1.0],
-                     eval_every=1000, eval_windows=1024, seed=seed))
+                     eval_every=1000, eval_windows=1024, real_data=True, seed=seed))
             for depth in (3, 6) for target in LRU_TARGETS for seed in range(4)]
 
 
