@@ -58,10 +58,10 @@ def test_alif_shapes_dynamics_and_jacobians(beta_init):
 
 
 def test_alif_initialisation_statistics():
-    cell = ALIFCell(100, 2000, seed=0)
+    cell = ALIFCell(100, 2000, seed=0).requires_grad_(False)
     assert abs(float(cell.tau_th.mean()) - 100) < 3 and float(cell.tau_th.min()) >= 0 and float(cell.tau_th.max()) <= 200
     assert abs(float(cell.beta.std()) - 1.8 * 3 / 7) < 0.1
-    sym = ALIFCell(100, 2000, beta_init="symmetric", seed=0)
+    sym = ALIFCell(100, 2000, beta_init="symmetric", seed=0).requires_grad_(False)
     assert abs(float(sym.beta.mean())) < 1e-3 and abs(float(sym.beta.std()) - 1.8 / 100) < 2e-3
     z = truncated_normal(20000, 1.0, 3 / 7)
     assert 0 <= float(z.min()) and float(z.max()) <= 2 and abs(float(z.mean()) - 1) < 0.01
