@@ -47,6 +47,14 @@ def differentiable_radius(J: torch.Tensor, generator: torch.Generator | None = N
     return torch.linalg.eigvals(J).abs().amax(-1)
 
 
+def differentiable_norm(J: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """The spectral norm ``||J||_2`` (largest singular value) of each (..., n, m) matrix: App. A's ``a_k``."""
+    return torch.linalg.matrix_norm(J, ord=2)
+
+
+MEASURES = {"radius": differentiable_radius, "norm": differentiable_norm}
+
+
 def _targets(target, groups) -> dict:
     if isinstance(target, dict):
         return {g: float(target[g.rstrip("0123456789")] if g.rstrip("0123456789") in target else target[g]) for g in groups}
@@ -55,11 +63,13 @@ def _targets(target, groups) -> dict:
 
 def pretrain(transitions, scale_groups: dict, *, target=1.0, steps: int = 200, lr: float = 3e-3,
              kappa_clip: tuple = (0.85, 1.15), shuffle_prob: float = 1 / 3, eps: float = 0.02, std_thr: float = 0.2,
-             ema: int = 10, seed: int = 0, progress: bool = True) -> PretrainHistory:
+             ema: int = 10, seed: int = 0, progress: bool = True, measure: str = "radius") -> PretrainHistory:
     """Pre-train to the LSC. ``transitions(step)`` -> ``{group: J (B, n, m)}``; ``scale_groups`` maps each group
     to the parameters its ``kappa`` multiplies; ``target`` is a number or ``{"time": a, "depth": b}`` keyed by
-    the group names' prefixes. Returns a :class:`PretrainHistory`."""
+    the group names' prefixes; ``measure`` is ``"radius"`` (Thm 1) or ``"norm"`` (the 2-norm ``a_k`` of Thm 2,
+    used for Figs S2-S3). Returns a :class:`PretrainHistory` (its ``radius`` holds the chosen measure)."""
     steps = checks.positive_int(steps, "steps")
+    size = MEASURES[checks.one_of(measure, tuple(MEASURES), "measure")]
     lo, hi = kappa_clip
     if not 0 < lo <= 1 <= hi:
         raise ValueError(f"kappa_clip must satisfy 0 < low <= 1 <= high, got {kappa_clip}")
@@ -70,7 +80,7 @@ def pretrain(transitions, scale_groups: dict, *, target=1.0, steps: int = 200, l
     for step in tqdm(range(steps), desc="LSC pre-training", disable=not progress, leave=False):
         jacs = transitions(step)
         targets = _targets(target, jacs)
-        radii = {g: differentiable_radius(J, gen) for g, J in jacs.items()}
+        radii = {g: size(J, gen) for g, J in jacs.items()}
         loss = torch.cat([(r - targets[g]).pow(2).reshape(-1) for g, r in radii.items()]).mean()
         opt.zero_grad()
         loss.backward()
@@ -166,3 +176,77 @@ def mean_radius(jacobians: dict) -> float:
     """Mean spectral radius over all groups (no gradient): a one-number summary."""
     with torch.no_grad():
         return float(np.mean([float(differentiable_radius(J).mean()) for J in jacobians.values()]))
+
+
+# --------------------------------------------------------------------------------------------- LRU stacks
+def lru_states(model, tokens: torch.Tensor) -> list:
+    """Per block of a :class:`~lscnb.models.lru.DeepLRU`: ``(h, x)``, its residual-stream input (B, T, d) and its
+    complex LRU state (B, T, N) at every step."""
+    from .kernels import linear_scan
+    h, out = model.encoder(tokens), []
+    for block in model.blocks:
+        lru = block.lru
+        u = block.norm(h)
+        x = linear_scan(lru.eigenvalues(), torch.complex(u @ lru.B_re.T, u @ lru.B_im.T) * lru.gamma(), dim=1)
+        out.append((h, x))
+        h = block(h)
+    return out
+
+
+def _block_output(block, h: torch.Tensor, x_re: torch.Tensor, x_im: torch.Tensor) -> torch.Tensor:
+    """A block's output (eq. 50-51) from its residual input ``h`` and its LRU state ``x`` (dropout off)."""
+    lru = block.lru
+    y = x_re @ lru.C_re.T - x_im @ lru.C_im.T + block.norm(h) * lru.D
+    return h + torch.nn.functional.glu(block.glu(torch.nn.functional.gelu(y)), dim=-1)
+
+
+def lru_transitions(model, tokens: torch.Tensor, t: int) -> dict:
+    """Transition derivatives of a DeepLRU at step ``t`` (stacked convention): ``time{l}`` is ``diag(lambda_l)``,
+    whose radius is ``max |lambda|`` (one matrix, shape (1, N, N), of the moduli); ``depth{l}`` for ``l >= 1`` is
+    ``d x[t,l] / d x[t,l-1]`` with the complex states written as real ``[Re, Im]`` vectors (B, 2N, 2N). The
+    embedding's link to block 0 is not square and is left out."""
+    checks.tensor(tokens, "tokens", ndim=2)
+    with torch.no_grad():
+        grid = lru_states(model, tokens)
+    out = {f"time{l}": torch.diag_embed(b.lru.eigenvalues().abs()).unsqueeze(0) for l, b in enumerate(model.blocks)}
+    for l in range(1, len(model.blocks)):
+        below, block = model.blocks[l - 1], model.blocks[l]
+        h_below, x_below = grid[l - 1][0][:, t], grid[l - 1][1][:, t]
+        n = x_below.shape[-1]
+
+        def step(xr, h, below=below, block=block):
+            u = block.norm(_block_output(below, h, xr[:n], xr[n:]))
+            g = block.lru.gamma()
+            return torch.cat([g * (u @ block.lru.B_re.T), g * (u @ block.lru.B_im.T)])  # + lambda x[t-1]: constant
+
+        out[f"depth{l}"] = torch.func.vmap(torch.func.jacrev(step))(torch.cat([x_below.real, x_below.imag], -1), h_below)
+    return out
+
+
+def lru_scale_groups(model) -> dict:
+    """``time{l}`` scales ``nu_log`` of block l (kappa > 1 raises ``|lambda|``, as ``nu_log < 0``), ``depth{l}`` its
+    input matrix ``B``: the paper's LRU mapping (App. H), with C and the GLU left to the gradient of the others."""
+    groups = {}
+    for l, b in enumerate(model.blocks):
+        groups[f"time{l}"] = [b.lru.nu_log]
+        if l >= 1:
+            groups[f"depth{l}"] = [b.lru.B_re, b.lru.B_im]
+    return groups
+
+
+def pretrain_lru(model, inputs, *, target=1.0, steps: int = 100, **options) -> PretrainHistory:
+    """Pre-train a :class:`~lscnb.models.lru.DeepLRU` on token batches ``inputs(step)`` (B, T), one random step per
+    update, in evaluation mode (no dropout). ``target`` may be ``{"time": a, "depth": b}`` (the paper's
+    ``rho-bar_t = 1/2``: ``a = T / (T + L)``, ``b = L / (T + L)``)."""
+    gen = torch.Generator().manual_seed(options.get("seed", 0))
+    was_training = model.training
+    model.eval()
+
+    def transitions(step):
+        x = inputs(step)
+        return lru_transitions(model, x, int(torch.randint(x.shape[1], (), generator=gen)))
+
+    try:
+        return pretrain(transitions, lru_scale_groups(model), target=target, steps=steps, **options)
+    finally:
+        model.train(was_training)

@@ -110,7 +110,12 @@ def test_chapter_runs_at_full_configuration_shrunk():
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     small = {"lemma1": dict(n=8, samples=4), "corollary": dict(width=8, depth=4, seeds=1),
              "deep_gru": dict(depth=2, width=6, length=12, steps=2), "ffn": dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3]),
-             "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40)}
+             "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
+             "lru": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000,
+                         real_data=False),
+             "lru_table": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4,
+                               limit=5000, real_data=False),
+             "covariance": dict(width=6, pre_steps=2, batch=8, limit=40)}
     for name, build in ex.FIGURES.items():
         runs = build("full")
         for run in [runs[-1]] + ([r for r in runs if r.config["kind"] == "gru" and r.config["task"] == "sl-mnist"
@@ -118,3 +123,79 @@ def test_chapter_runs_at_full_configuration_shrunk():
             out = run.fn(dict(run.config, **small[name]), ctx)
             assert out, name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+    assert all(r.config["real_data"] for r in ex.lru_runs("full") + ex.lru_table_runs("full"))
+
+
+def test_lru_transitions_and_pretraining():
+    from lscnb.models.lru import DeepLRU
+    from lscnb.pretrain import _block_output, lru_states, lru_transitions, pretrain_lru
+    torch.manual_seed(0)
+    m = DeepLRU(20, 20, d_model=8, d_state=6, depth=3, tokens=True, dropout=0.0, r_min=0.5, r_max=1.0).double().eval()
+    tok = torch.randint(20, (3, 9))
+    grid = lru_states(m, tok)
+    for (h, x), block in zip(grid, m.blocks):   # the state-wise block output is the block's own
+        torch.testing.assert_close(_block_output(block, h, x.real, x.imag), block(h))
+    jac = lru_transitions(m, tok, 4)
+    assert set(jac) == {"time0", "time1", "time2", "depth1", "depth2"} and jac["depth1"].shape == (3, 12, 12)
+    lam = m.blocks[1].lru.eigenvalues().abs()
+    assert float(differentiable_radius(jac["time1"]).detach()) == pytest.approx(float(lam.detach().max()))
+    x_below = grid[0][1][:, 4]                   # depth derivative against a finite difference
+    e = torch.zeros(6, dtype=torch.cdouble)
+    e[2] = 1e-6
+
+    def state1(xb):
+        u = m.blocks[1].norm(_block_output(m.blocks[0], grid[0][0][:, 4], xb.real, xb.imag))
+        lru = m.blocks[1].lru
+        return torch.complex(u @ lru.B_re.T, u @ lru.B_im.T) * lru.gamma()
+    with torch.no_grad():
+        fd = (state1(x_below + e) - state1(x_below - e)) / 2e-6
+    torch.testing.assert_close(jac["depth1"][:, :6, 2].detach(), fd.real, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(jac["depth1"][:, 6:, 2].detach(), fd.imag, atol=1e-6, rtol=1e-5)
+    m = DeepLRU(20, 20, d_model=16, d_state=16, depth=3, tokens=True, dropout=0.1, r_min=0.5, r_max=1.0)
+    g = torch.Generator().manual_seed(0)
+    hist = pretrain_lru(m, lambda s: torch.randint(20, (4, 12), generator=g), target=0.5, steps=60, lr=1e-2,
+                        eps=0.05, progress=False)
+    assert hist.converged and m.training        # reached 1/2 and left the model in training mode
+    with pytest.raises(ValueError, match="tokens"):
+        lru_transitions(m, torch.zeros(3, dtype=torch.long), 0)
+
+
+def test_decaying_covariance_statistics():
+    from lscnb.experiments.lsc import decaying_covariance
+    rng = np.random.default_rng(0)
+    a = np.zeros((400, 40))
+    a[:, 5] = rng.normal(size=400)
+    for t in range(6, 40):                       # AR(1) across time, per sample: corr(t0, t0 + k) = 0.5^k
+        a[:, t] = 0.5 * a[:, t - 1] + np.sqrt(1 - 0.25) * rng.normal(size=400)
+    st = decaying_covariance(a + 1.0)
+    assert st["t0"] == 5 and st["corr"][0] == pytest.approx(1.0)
+    assert st["corr"][1] == pytest.approx(0.5, abs=0.1) and st["corr"][2] == pytest.approx(0.25, abs=0.1)
+    assert np.median(np.abs(st["corr"][10:])) < 0.1 and np.mean(st["pvalue"][10:] > 0.05) > 0.7
+    assert st["cov"][0] == pytest.approx(np.var(a[:, 5]), rel=1e-6)
+    with pytest.raises(ValueError, match="a must"):
+        decaying_covariance(np.zeros(5))
+    with pytest.raises(ValueError, match="vary"):
+        decaying_covariance(np.ones((5, 4)))
+
+
+def test_pretraining_to_a_norm():
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    stack = Stack([LSTMCell(6 if l == 0 else 10, 10) for l in range(2)])
+    hist = pretrain_stack(stack, lambda s: torch.randn(8, 10, 6, generator=g), target=1.0, steps=80, lr=1e-2,
+                          eps=0.05, measure="norm", progress=False)
+    with torch.no_grad():
+        J = stack_transitions(stack, torch.randn(64, 10, 6, generator=g), 5)["time1"]
+    assert abs(float(torch.linalg.matrix_norm(J, ord=2).mean()) - 1) < 0.15, final_radii(hist, last=10)
+    with pytest.raises(ValueError, match="measure"):
+        pretrain_stack(stack, lambda s: torch.randn(2, 4, 6), steps=1, measure="frobenius")
+
+
+def test_full_language_model_runs_refuse_the_stand_in(monkeypatch):
+    from lscnb.data import markov_corpus
+    from lscnb.experiments import lsc as ex
+    monkeypatch.setattr(ex, "_corpus", lambda level: markov_corpus(20, lengths=(500, 100, 100)))
+    with pytest.raises(FileNotFoundError, match="Penn Treebank"):
+        ex._ptb("word", None, real=True)
+    assert ex._ptb("word", 300)[0].numel() == 300
+    assert ex.lru_targets("bar", 100, 3) == {"time": 100 / 103, "depth": 3 / 103} and ex.lru_targets(0.5, 9, 9) == 0.5

@@ -58,10 +58,10 @@ def test_alif_shapes_dynamics_and_jacobians(beta_init):
 
 
 def test_alif_initialisation_statistics():
-    cell = ALIFCell(100, 2000, seed=0)
+    cell = ALIFCell(100, 2000, seed=0).requires_grad_(False)
     assert abs(float(cell.tau_th.mean()) - 100) < 3 and float(cell.tau_th.min()) >= 0 and float(cell.tau_th.max()) <= 200
     assert abs(float(cell.beta.std()) - 1.8 * 3 / 7) < 0.1
-    sym = ALIFCell(100, 2000, beta_init="symmetric", seed=0)
+    sym = ALIFCell(100, 2000, beta_init="symmetric", seed=0).requires_grad_(False)
     assert abs(float(sym.beta.mean())) < 1e-3 and abs(float(sym.beta.std()) - 1.8 / 100) < 2e-3
     z = truncated_normal(20000, 1.0, 3 / 7)
     assert 0 <= float(z.min()) and float(z.max()) <= 2 and abs(float(z.mean()) - 1) < 0.01
@@ -158,10 +158,12 @@ def test_fig3_table_and_win_rates():
             self.config = config
     acc = {(2, None): 0.5, (2, 1.0): 0.4, (2, 0.5): 0.6, (5, None): 0.5, (5, 1.0): float("nan"), (5, 0.5): 0.45}
     results = [Fake(dict(task="sl-digits", kind="gru", depth=d, target=t), accuracy=a, diverged=a != a,
-                    time_radius=t or float("nan"), depth_radius=t or float("nan")) for (d, t), a in acc.items()]
+                    time_radius=t or float("nan"), depth_radius=t or float("nan"), g=np.array([4.0, 2.0, 1.0, 1.0]))
+               for (d, t), a in acc.items()]
     col = Collected("lsc", "drnn", "quick", "quick", results, "cpu", 0, len(results))
     rows = ex.drnn_table(col)
     assert len(rows) == 6 and rows[0]["pre-training"] == "none" and rows[4]["diverged"] == "1/1"
+    assert rows[0]["g early / late"] == 4.0 and np.isnan(ex.early_late([1.0, 0.0]))
     rates = {r["claim"]: r["ours"] for r in ex.drnn_win_rates(col)}
     assert rates["ρ = 1/2 beats ρ = 1 (differentiable d-RNNs, both depths)"] == "100% of 2"   # a diverged run loses
     assert rates["ρ = 1/2 beats no pre-training at depth 5"] == "0% of 1"
