@@ -187,7 +187,10 @@ def test_block_mean_and_bad_task():
     from lscnb.experiments import relevancy as ex
     A = np.arange(16.0).reshape(4, 4)
     assert ex.block_mean(A, 4) is not None and np.array_equal(ex.block_mean(A, 4), A)
-    assert ex.block_mean(A, 2).tolist() == [[2.5, 4.5], [10.5, 12.5]]
+    assert ex.block_mean(A, 2).tolist() == [[5.0, 9.0], [21.0, 25.0]]     # rows averaged, columns summed
+    P = np.tril(np.ones((9, 9)))
+    P /= P.sum(1, keepdims=True)
+    assert np.allclose(ex.block_mean(P, 3).sum(1), 1)
     with pytest.raises(ValueError, match="task"):
         ex.dense_run({"task": "imdb", "model": "RNN", "seed": 0}, types.SimpleNamespace(device="cpu"))
     with pytest.raises(ValueError, match="size"):

@@ -309,8 +309,9 @@ def heatmap_model(col) -> str:
     return "MemRNN" if col.where(model="MemRNN") else "RelRNN"
 
 
-def heatmap_of(col, model: str | None = None) -> tuple:
-    r = min(col.where(model=model or heatmap_model(col)), key=lambda r: r.config["T"])
+def heatmap_of(col, model: str | None = None, task: str | None = None) -> tuple:
+    rs = col.where(model=model or heatmap_model(col), **({"task": task} if task else {}))
+    r = min(rs, key=lambda r: r.config["T"])
     return r["attention"], r["tokens"]
 
 
@@ -324,16 +325,120 @@ def symbol_attention_ratio(A, tokens, symbols: int, L: int) -> float:
     return float(np.mean(ratios))
 
 
-def show_heatmaps(copy_col, denoise_col) -> None:
+def show_heatmaps(copy_col, denoise_col, *, label: str = "") -> None:
+    """Fig. 4.1 (and, for runs that attend over the short-term buffer only, Figs. B.8/B.9, ``label`` naming them):
+    the attention matrix of one sequence per task, symbol positions marked."""
     fig, ax = plot.figure(2, 1, width=9, height=3.8)
     for a, (name, col) in zip(ax[0], (("copy", copy_col), ("denoise", denoise_col))):
         model = heatmap_model(col)
-        A, tokens = heatmap_of(col, model)
+        A, tokens = heatmap_of(col, model, name)
         plot.heatmap(a, A, xlabel="attended state i", ylabel="querying step t", cbar_label="α_{i,t}", vmin=0)
         marks = np.flatnonzero((tokens > 0) & (tokens <= col[0].config["symbols"]))
         a.plot(marks, np.full(len(marks), -0.5), "v", color="w", markersize=5, clip_on=False)
-        a.set_title(f"{model} on {name} (▼ symbol positions)")
-    plot.show(fig, copy_col, denoise_col, data="one generated sequence per task at the training length")
+        a.set_title(f"{model}{label} on {name} (▼ symbol positions)", fontsize=9)
+    cols = [copy_col] if copy_col is denoise_col else [copy_col, denoise_col]
+    plot.show(fig, *cols, data="one generated sequence per task at the training length")
+
+
+# ------------------------------------------------------------------ Figs. B.8, B.9: attention over the buffer only
+BUFFER_STEPS = {"quick": 500, "full": 5000}
+
+
+def buffer_runs(scale: str) -> list[Run]:
+    """RelRNN with no long-term set (rho = 0: attention over the last nu states only) on copy and denoise, at the
+    shortest training length of Tables B.2/4.2 (Figs. B.8/B.9, the contrast to Fig. 4.1)."""
+    s = TASK_SIZES[scale]
+    keys = ("L", "symbols", "width", "batch", "lr", "nu", "eval_batch", "grad_batch")
+    return [Run(CHAPTER, "buffer", f"{task}-RelRNN-rho0-T{s[f'{task}_T'][0]}", train_run,
+                dict(task=task, model="RelRNN", T=s[f"{task}_T"][0], seed=0, grad_T=None, rho=0, transfer=[1],
+                     steps=BUFFER_STEPS[scale], **{k: s[k] for k in keys}))
+            for task in ("copy", "denoise")]
+
+
+def fig_buffer(profile: Profile):
+    return gather(buffer_runs, profile, subset=FULL_SUBSET)
+
+
+def outside_buffer_mass(A, nu: int) -> float:
+    """Largest attention weight on a state more than ``nu`` steps back (0 when only the buffer is attended)."""
+    A = np.asarray(A)
+    return float(max((A[t, :t - nu].max() for t in range(nu + 1, len(A))), default=0.0))
+
+
+# ------------------------------------------------------------------ Figs. B.2, B.3: training curves
+def smoothed(values, window: int = 50) -> tuple:
+    """(update index, running mean over ``window`` updates) of a loss history."""
+    v = np.asarray(values, dtype=float)
+    window = max(1, min(checks.positive_int(window, "window"), len(v)))
+    return np.arange(window - 1, len(v)), np.convolve(v, np.ones(window) / window, "valid")
+
+
+def updates_to(r, level: float, window: int = 50) -> float:
+    """First update at which the smoothed training loss of run ``r`` is below ``level`` (inf if never)."""
+    x, y = smoothed(r["loss"], window)
+    below = np.flatnonzero(y < level)
+    return float(x[below[0]]) if len(below) else float("inf")
+
+
+def show_curves(copy_col, denoise_col) -> None:
+    """Figs. B.2 (every model) and B.3 (the LSTM line): cross-entropy against updates, one panel per task and
+    training length, with the memoryless baseline (blanks, then a uniform guess of the symbols)."""
+    panels = [(name, col, T) for name, col in (("copy", copy_col), ("denoise", denoise_col))
+              for T in sorted({r.config["T"] for r in col})]
+    ncols = max(sum(p[0] == "copy" for p in panels), sum(p[0] == "denoise" for p in panels))
+    fig, ax = plot.figure(ncols, 2, width=min(3.6 * ncols, 10.5), height=5.6)
+    for a in ax.flat:
+        a.set_visible(False)
+    colors = {"RNN": "C0", "LSTM": "C2", "MemRNN": "C3", "RelRNN": "C1", "RelLSTM": "C4", "orthRNN": "C5"}
+    for row, name in enumerate(("copy", "denoise")):
+        for j, (_, col, T) in enumerate(p for p in panels if p[0] == name):
+            a = ax[row, j]
+            a.set_visible(True)
+            rs = col.where(T=T)
+            window = max(10, len(rs[0]["loss"]) // 50)
+            for r in rs:
+                a.plot(*smoothed(r["loss"], window), color=colors.get(r.config["model"]), lw=1, label=r.config["model"])
+            a.axhline(rs[0]["baseline"], **plot.THEORY, label="memoryless baseline")
+            a.set(yscale="log", xlabel="update", ylabel="cross-entropy", title=f"{name}, T = {T}")
+            a.legend(fontsize=7)
+    plot.show(fig, copy_col, denoise_col, data="copy and denoise sequences, generated; running mean of the loss")
+
+
+# ------------------------------------------------------------------ Figs. B.5-B.7: dense tasks, curves and attention
+def show_dense_curves(col) -> None:
+    """Fig. B.6 (pMNIST validation accuracy against updates) beside the PTB training loss in bits per character."""
+    fig, ax = plot.figure(2, 1, width=9.5, height=3.5)
+    colors = {"RNN": "C0", "LSTM": "C2", "RelRNN": "C1", "RelLSTM": "C4", "orthRNN": "C5"}
+    for r in col.where(task="ptb"):
+        x, y = smoothed(r["loss"], max(1, len(r["loss"]) // 20))
+        ax[0, 0].plot(r["loss_step"][x], y / np.log(2), color=colors.get(r.config["model"]), label=r.config["model"])
+    unigram = col.where(task="ptb")[0]["unigram_bits"]
+    ax[0, 0].axhline(unigram, **plot.THEORY, label="letter frequencies")
+    ax[0, 0].set(xlabel="update", ylabel="training loss (bits per character)", title="PTB characters",
+                 ylim=(None, 1.6 * unigram))
+    for r in col.where(task="pmnist"):
+        ax[0, 1].plot(r["eval_step"], 100 * r["eval_valid_acc"], "o-", ms=3, color=colors.get(r.config["model"]),
+                      label=r.config["model"])
+    ax[0, 1].axhline(10, **plot.THEORY, label="chance")
+    ax[0, 1].set(xlabel="update", ylabel="validation accuracy (%)", title="pMNIST (Fig. B.6)")
+    for a in ax[0]:
+        a.legend(fontsize=7)
+    plot.show(fig, col, data=dense_data_note(col))
+
+
+def show_dense_attention(col, model: str = "RelRNN") -> None:
+    """Figs. B.5 (PTB) and B.7 (pMNIST): ``model``'s attention on one test sequence (blocks averaged when the
+    sequence is longer than the heatmap; the thesis groups 7 pixels per step)."""
+    fig, ax = plot.figure(2, 1, width=10, height=4.2)
+    for a, task, what in zip(ax[0], ("ptb", "pmnist"), ("PTB test characters (Fig. B.5)", "a pMNIST test digit (Fig. B.7)")):
+        r = col.one(task=task, model=model)
+        plot.heatmap(a, r["attention"], xlabel="attended step i", ylabel="querying step t", cbar_label="α_{i,t}",
+                     vmin=0)
+        a.set_title(f"{model} on {what}", fontsize=9)
+        text = r.get("sample_text", "") if task == "ptb" else ""
+        if text and len(text) == len(r["attention"]):
+            a.set_xticks(range(len(text)), list(text), fontsize=5)
+    plot.show(fig, col, data=dense_data_note(col))
 
 
 def memory_run(cfg: dict, ctx) -> dict:
@@ -406,7 +511,7 @@ DENSE_MODELS = ["RNN", "orthRNN", "LSTM", "RelRNN", "RelLSTM"]
 DENSE_SIZES = {
     "quick": {
         "pmnist": dict(pool=2, group=4, n_train=2000, n_valid=500, n_test=500, width=32, batch=32, steps=100, epochs=None,
-                       eval_every=100, lr=1e-2, nu=5, rho=5, real_only=False),
+                       eval_every=25, lr=1e-2, nu=5, rho=5, real_only=False),
         "ptb": dict(train_tokens=200_000, valid_tokens=10_000, test_tokens=20_000, bptt=40, batch=16, width=64,
                     embedding=16, steps=120, epochs=None, eval_every=120, lr=5e-3, nu=5, rho=5, real_only=False),
     },
@@ -427,13 +532,14 @@ HEATMAP_MAX = 112
 
 
 def block_mean(A: np.ndarray, size: int = HEATMAP_MAX) -> np.ndarray:
-    """``A`` (T, T) averaged over square blocks so that no side exceeds ``size`` (unchanged if it already fits)."""
+    """``A`` (T, T) pooled over square blocks so that no side exceeds ``size`` (unchanged if it already fits):
+    querying steps are averaged and attended steps summed within a block, so rows stay probability vectors."""
     A = np.asarray(A, dtype=float)
     k = -(-A.shape[0] // checks.positive_int(size, "size"))
     if k == 1:
         return A
     n = A.shape[0] // k * k
-    return A[:n, :n].reshape(n // k, k, n // k, k).mean((1, 3))
+    return A[:n, :n].reshape(n // k, k, n // k, k).mean(1).sum(-1)
 
 
 @functools.lru_cache(maxsize=2)
@@ -576,6 +682,8 @@ def dense_run(cfg: dict, ctx) -> dict:
         sample = (data["test"][0][:1] if task == "pmnist" else data["test"][:L].unsqueeze(0))
         out["attention"] = _attention_of(model, sample, device)
         out["sample"] = sample[0].cpu().numpy()
+        if task == "ptb":
+            out["sample_text"] = "".join({"<eos>": "¶"}.get(data["vocab"][i], data["vocab"][i]) for i in out["sample"])
     return out
 
 
@@ -715,7 +823,7 @@ def explore_figure(lam: float = 0.9, kappa: int = 5, steps: int = 1000):
 
 
 FIGURES = {"propagation": propagation_runs, "reach": reach_runs, "copy": copy_runs, "denoise": denoise_runs,
-           "memory": memory_runs, "dense": dense_runs, "screening": screening_runs}
+           "memory": memory_runs, "dense": dense_runs, "screening": screening_runs, "buffer": buffer_runs}
 
 REPRODUCES = [
     {"source": "Thm 4.4.2, Thm 4.4.3", "what": "gradient propagation: uniform Omega(1/T), sparse Omega(1/kappa^d)",
@@ -735,6 +843,12 @@ REPRODUCES = [
      "note": "quick: 200 steps on slices (pMNIST pooled to 7x7); full: the thesis's set-up, owed to a GPU"},
     {"source": "Fig. B.1", "what": "nu / rho trade-off: gradients with a smaller buffer or long-term set",
      "figure": "screening", "data": "closed form", "note": "linearised model with the screening rule; trained RelLSTM owed"},
-    {"source": "Tables B.3-B.6, Figs. B.2-B.9, Table B.1", "what": "MiniGrid; curves; heatmaps",
-     "figure": None, "data": "", "note": "not reproduced yet"},
+    {"source": "Figs. B.2, B.3", "what": "training curves on copy and denoise (B.3: the LSTM's)", "figure": "copy",
+     "data": "", "note": "the copy/denoise runs' loss histories; GORU (Fig. B.4) not implemented"},
+    {"source": "Figs. B.5, B.6, B.7", "what": "attention on PTB and pMNIST; pMNIST validation curves", "figure": "dense",
+     "data": "", "note": "RelRNN's attention (the thesis's B.5 is full attention, which ran out of memory)"},
+    {"source": "Figs. B.8, B.9", "what": "attention over the short-term buffer only (rho = 0)", "figure": "buffer",
+     "data": "copy and denoise, generated", "note": "quick: 500 updates"},
+    {"source": "Tables B.1, B.3-B.6, Fig. B.4", "what": "MiniGrid; hyper-parameter tables; GORU curves",
+     "figure": None, "data": "", "note": "MiniGrid and GORU not reproduced; Tables B.3-B.6 are the configs used"},
 ]
