@@ -66,7 +66,8 @@ def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import relevancy as ex
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     shrink = dict(seeds=1, width=8, length=20, steps=5, lams=[0.5], T=6, L=2, batch=4, eval_batch=8, grad_T=12,
-                  grad_batch=2, transfer=[1, 2])
+                  grad_batch=2, transfer=[1, 2], train_tokens=3000, valid_tokens=400, test_tokens=400, bptt=12,
+                  embedding=4, n_train=64, n_valid=32, n_test=32, real_only=False)
     for name, build in ex.FIGURES.items():
         run = build("full")[0]
         cfg = {**run.config, **{k: v for k, v in shrink.items() if k in run.config}}
@@ -146,3 +147,96 @@ def test_bad_model_kind_and_task_name_themselves():
         ex.task_batch("adding", 2, 5, L=2, symbols=3, generator=torch.Generator())
     with pytest.raises(TypeError, match="fn"):
         saved_tensor_bytes(3)
+
+
+# ----------------------------------------------------------------------------------- Table 4.3 (pMNIST, PTB)
+@pytest.mark.parametrize("task,kind", [("pmnist", "RelRNN"), ("ptb", "RelLSTM"), ("ptb", "orthRNN")])
+def test_dense_runs_report_test_scores_at_the_best_validation_step(task, kind):
+    from lscnb.experiments import relevancy as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    run = [r for r in ex.dense_runs("full") if r.config["task"] == task and r.config["model"] == kind][0]
+    assert run.config["lr"] == ex.DENSE_SIZES["full"][task]["lr"][kind]     # the thesis's rate, per model
+    cfg = {**run.config, "steps": 4, "eval_every": 2, "width": 8, "batch": 4, "real_only": False,
+           "train_tokens": 3000, "valid_tokens": 300, "test_tokens": 300, "bptt": 10, "embedding": 4,
+           "n_train": 40, "n_valid": 20, "n_test": 20, "pool": 7}
+    out = ex.dense_run(cfg, ctx)
+    assert list(out["eval_step"]) == [2, 4] and not out["diverged"]
+    best = int(np.argwhere(out["eval_step"] == out["best_step"])[0, 0])
+    assert out["test_acc"] == out["eval_test_acc"][best]
+    if task == "ptb":
+        assert 0 < out["test_bpc"] < 8 and out["unigram_bits"] < np.log2(50)
+    if kind.startswith("Rel"):
+        A = out["attention"]
+        assert A.shape[0] == A.shape[1] and np.allclose(A[1:].sum(1), 1, atol=1e-5)
+
+
+def test_dense_table_puts_ours_beside_the_thesis():
+    from lscnb.experiments import relevancy as ex
+    from lscnb.results import Result
+    col = [Result("k", {"task": "ptb", "model": "RelRNN"}, {"test_bpc": 1.53, "test_acc": 0.6}),
+           Result("k", {"task": "pmnist", "model": "RelRNN"}, {"test_acc": 0.9})]
+    rows = {r["model"]: r for r in ex.dense_rows(col)}
+    assert list(rows) == [{"orth-RNN": "orthRNN"}.get(m, m) for m, *_ in ex.TABLE_4_3]
+    r = rows["RelRNN"]
+    assert (r["PTB BPC thesis"], r["PTB BPC ours"], r["PTB BPC gap"]) == ("1.43", "1.53", "+0.10")
+    assert (r["PTB acc. ours"], r["PTB acc. gap"], r["pMNIST acc. gap"]) == ("60%", "-9.0", "-2.8")
+    assert rows["SAB"]["PTB BPC ours"] == "–" and rows["SAB"]["PTB BPC thesis"] == "1.37"
+
+
+def test_block_mean_and_bad_task():
+    from lscnb.experiments import relevancy as ex
+    A = np.arange(16.0).reshape(4, 4)
+    assert ex.block_mean(A, 4) is not None and np.array_equal(ex.block_mean(A, 4), A)
+    assert ex.block_mean(A, 2).tolist() == [[5.0, 9.0], [21.0, 25.0]]     # rows averaged, columns summed
+    P = np.tril(np.ones((9, 9)))
+    P /= P.sum(1, keepdims=True)
+    assert np.allclose(ex.block_mean(P, 3).sum(1), 1)
+    with pytest.raises(ValueError, match="task"):
+        ex.dense_run({"task": "imdb", "model": "RNN", "seed": 0}, types.SimpleNamespace(device="cpu"))
+    with pytest.raises(ValueError, match="size"):
+        ex.block_mean(A, 0)
+
+
+# ----------------------------------------------------------------------------------- Fig. B.1 (nu / rho, linear)
+def test_screening_keeps_the_events_iff_rho_covers_them():
+    events = [30, 70, 110, 150]
+    g = {rho: theory.screened_gradients(200, events, nu=6, rho=rho, lam=0.8) for rho in (2, 8)}
+    assert all(len(g[r]["stored"]) <= r and g[r]["attended"].max() <= 6 + r for r in g)
+    assert set(events) <= set(g[8]["stored"]) and len(set(events) & set(g[2]["stored"])) == 2
+    assert g[2]["grad"][events].min() < 1e-8 < 0.1 < g[8]["grad"][events].min()
+    assert g[8]["grad"][-1] == pytest.approx(0.5)      # L = s_{T-1} = (h_{T-1} + c)/2
+    # no attention at all (rho = 0 and the buffer never consulted): plain lam^k back from the end
+    plain = theory.screened_gradients(50, [], nu=1, rho=0, lam=0.8, boost=0.0)["grad"]
+    assert plain[-1] == pytest.approx(0.5) and plain[0] > 0
+
+
+def test_screening_gradients_match_autograd():
+    """Reverse accumulation against autograd through the same recursion: h_u = lam s_{u-1} + delta_u, and
+    dL/d delta_u = dL/dh_u; the memory sets are rebuilt by an independent loop with the same rule."""
+    T, nu, rho, lam, events = 40, 4, 2, 0.9, [5, 12, 30]
+    delta = torch.zeros(T, dtype=torch.float64, requires_grad=True)
+    hs, s, buf, score, slots = [], None, [], {}, {}
+    for u in range(T):
+        h = (lam * s if s is not None else torch.tensor(1.0, dtype=torch.float64)) + delta[u]
+        hs.append(h)
+        mem = buf + list(slots)
+        if mem:
+            a = torch.softmax(torch.tensor([4.0 if i in events else 0.0 for i in mem], dtype=torch.float64), 0)
+            for i, w in zip(buf, a):
+                score[i] += float(w)
+            s = 0.5 * (h + sum(w * hs[i] for i, w in zip(mem, a)))
+        else:
+            s = h
+        buf.append(u)
+        score[u] = 0.0
+        if len(buf) > nu:
+            old = buf.pop(0)
+            sc = score.pop(old)
+            low = min(slots, key=slots.get) if len(slots) == rho else None
+            if low is None or sc > slots[low]:
+                slots.pop(low, None)
+                slots[old] = sc
+    s.backward()
+    out = theory.screened_gradients(T, events, nu=nu, rho=rho, lam=lam)
+    assert sorted(slots) == out["stored"]
+    assert np.allclose(out["grad"], delta.grad.abs().numpy(), rtol=1e-10, atol=1e-300)

@@ -18,6 +18,7 @@ import math
 
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 from .. import checks
 from .gated import LSTMCell
@@ -141,12 +142,13 @@ class CellSequence(nn.Module):
         checks.tensor(x, "x", ndim=3)
         state = self.cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype)
         out = []
-        for t in range(x.shape[1]):
-            state = self.cell(state, x[:, t])
-            if hidden is not None:
-                state.retain_grad()
-                hidden.append(state)
-            out.append(self.cell.output(state))
+        with parametrize.cached():      # an orthogonal matrix is mapped once per sequence, not once per step
+            for t in range(x.shape[1]):
+                state = self.cell(state, x[:, t])
+                if hidden is not None:
+                    state.retain_grad()
+                    hidden.append(state)
+                out.append(self.cell.output(state))
         self.memory_trace = [0] * x.shape[1]
         return torch.stack(out, 1)
 
@@ -189,6 +191,24 @@ class Tagger(nn.Module):
         else:
             states = self.core(x, hidden=hidden)
         return self.readout(states)
+
+
+class TokenTagger(nn.Module):
+    """A :class:`Tagger` reading token ids through an embedding (character-level language modelling):
+    logits (B, T, vocab) for tokens (B, T)."""
+
+    def __init__(self, kind: str, vocab: int, embedding: int, hidden_size: int, *, nu: int = 10, rho: int = 10):
+        super().__init__()
+        self.embed = nn.Embedding(checks.positive_int(vocab, "vocab"), checks.positive_int(embedding, "embedding"))
+        self.tagger = Tagger(kind, embedding, hidden_size, vocab, nu=nu, rho=rho)
+
+    @property
+    def core(self) -> nn.Module:
+        return self.tagger.core
+
+    def forward(self, tokens: torch.Tensor, *, hidden: list | None = None, return_attention: bool = False):
+        checks.tensor(tokens, "tokens", ndim=2)
+        return self.tagger(self.embed(tokens), hidden=hidden, return_attention=return_attention)
 
 
 def hidden_gradient_norms(model: Tagger, x: torch.Tensor, y: torch.Tensor, *, last: int | None = None) -> torch.Tensor:
