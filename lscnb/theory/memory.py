@@ -168,3 +168,50 @@ def landscape_angle(theta, lam_star):
     lam = r * np.exp(1j * theta)
     cross = np.real(1 / (1 - lam * np.conj(complex(lam_star))))
     return 0.5 * (2 / (1 - r ** 2) - 2 * cross)
+
+
+# --------------------------------------------------------------------------------------------- App. D.3
+BERT_COMPONENTS = ((0.332, 0.0), (0.044, 0.997))
+"""The paper's fit of its inputs' autocorrelation as ``((c, rho), ...)``: ``R(D) = 0.332 delta + 0.044 * 0.997^|D|``."""
+
+
+def _components(components):
+    comps = [(float(c), float(r)) for c, r in components]
+    if not comps or any(c < 0 or not 0 <= r < 1 for c, r in comps):
+        raise ValueError(f"components must be (c >= 0, 0 <= rho < 1) pairs, got {components}")
+    return comps
+
+
+def gated_generating_function(a, b, components=BERT_COMPONENTS):
+    """Eq. 159 for ``R_x(D) = sum_k c_k rho_k^|D|`` over an infinite past: ``f(a, b) = (1-a)(1-b) sum_{n,m>=0} a^n
+    b^m R_x(n-m) = sum_k c_k (1-a)(1-b)(1-rho_k^2 ab) / ((1-rho_k a)(1-rho_k b)(1-ab))`` (torch, differentiable)."""
+    return sum(c * (1 - a) * (1 - b) * (1 - rho ** 2 * a * b) / ((1 - rho * a) * (1 - rho * b) * (1 - a * b))
+               for c, rho in _components(components))
+
+
+def gated_moments(lam, components=BERT_COMPONENTS, steps: int | None = None) -> dict:
+    """App. D.3, the GRU-like recurrence with the (1 - lam) input scale kept in the graph, ``h_{t+1} = lam h_t +
+    (1 - lam) x_{t+1}``, with ``lam = sigma(b_f)``: ``E h^2 = f(lam, lam)`` (eq. 160), ``E(dh/dlam)^2 = d_a d_b f``
+    (eq. 161, by autodiff) and ``E(dh/db_f)^2 = sigma'(b_f)^2 E(dh/dlam)^2`` with ``sigma' = lam (1 - lam)`` (the
+    paper prints d^2 h / d b_f^2, a typo). ``steps=None``: stationary (infinite past); ``steps=T``: exactly after T
+    steps from ``h_0 = 0``, as ``c^T R c`` with the impulse response ``c_n = (1 - lam) lam^n`` (and its derivative
+    ``dc_n/dlam``), n < T. Arrays over ``lam`` in (0, 1)."""
+    from torch.func import grad, jacfwd, vmap
+    lam_np = np.atleast_1d(np.asarray(lam, dtype=float))
+    if np.any((lam_np <= 0) | (lam_np >= 1)):
+        raise ValueError(f"lam must lie in (0, 1), got {lam}")
+    comps = _components(components)
+    lam_t = torch.tensor(lam_np, dtype=torch.float64)
+    if steps is None:
+        f = lambda a, b: gated_generating_function(a, b, comps)  # noqa: E731
+        h2 = f(lam_t, lam_t)
+        s2 = vmap(jacfwd(grad(f, argnums=0), argnums=1))(lam_t, lam_t)
+    else:
+        n = torch.arange(checks.positive_int(steps, "steps"), dtype=torch.float64)
+        R = sum(c * torch.tensor(rho, dtype=torch.float64) ** (n[:, None] - n[None, :]).abs() for c, rho in comps)
+        lt = lam_t[:, None]
+        c = (1 - lt) * lt ** n
+        dc = (1 - lt) * n * lt ** (n - 1).clamp(min=0) - lt ** n
+        h2, s2 = ((c @ R) * c).sum(-1), ((dc @ R) * dc).sum(-1)
+    h2, s2 = h2.numpy(), s2.numpy()
+    return {"h2": h2, "dlam2": s2, "db2": (lam_np * (1 - lam_np)) ** 2 * s2}
