@@ -117,3 +117,90 @@ def test_deep_figure_builders_and_a_shrunk_full_run():
     ac = ex.autocorrelation_run(dict(ex.autocorrelation_runs("full")[0].config, batch=8, length=100, d_in=8,
                                      max_lag=10), ctx)
     assert ac["R"].shape == (11,) and 0.9 < ac["fit_rho"] < 1.1
+
+
+# --------------------------------------------------------------------------------------------- App. D.3
+from lscnb.models.deep_recurrent import SimplifiedGRU  # noqa: E402
+from lscnb.theory import memory as m  # noqa: E402
+
+
+def test_gated_theory_white_noise_closed_forms():
+    lam = np.array([0.3, 0.5, 0.9, 0.99])
+    out = m.gated_moments(lam, ((1.0, 0.0),))
+    assert out["h2"] == pytest.approx((1 - lam) / (1 + lam), rel=1e-12)
+    assert out["dlam2"] == pytest.approx(2 / ((1 - lam) * (1 + lam) ** 3), rel=1e-10)
+    assert out["db2"] == pytest.approx(2 * lam ** 2 * (1 - lam) / (1 + lam) ** 3, rel=1e-10)
+    # the spec's values at lambda = 0.5 and 0.9 (Monte Carlo 1.191 and 2.897 support eq. 161)
+    assert out["dlam2"][1] == pytest.approx(1.185, abs=1e-3)
+    assert m.gated_moments(0.9, ((1.0, 0.0),))["dlam2"][0] == pytest.approx(2.916, abs=1e-3)
+
+
+def test_gated_theory_finite_length_tends_to_the_stationary_one():
+    lam = np.array([0.5, 0.9, 0.99])
+    comps = ((0.332, 0.0), (0.044, 0.9))
+    far, near = m.gated_moments(lam, comps, steps=3000), m.gated_moments(lam, comps)
+    for q in ("h2", "dlam2"):
+        assert far[q] == pytest.approx(near[q], rel=1e-8)
+    assert m.gated_moments(0.99, m.BERT_COMPONENTS, steps=50)["h2"][0] < m.gated_moments(0.99)["h2"][0]
+    with pytest.raises(ValueError, match="lam"):
+        m.gated_moments(1.0)
+    with pytest.raises(ValueError, match="components"):
+        m.gated_moments(0.5, ((1.0, 1.0),))
+
+
+@pytest.mark.parametrize("lam", [0.5, 0.8, 0.9, 0.95])
+def test_gated_theory_matches_monte_carlo(lam):
+    """Spec §1.7: h' = lam h + (1 - lam) x, s = dh/dlam with s' = lam s + h - x, on BERT-like inputs."""
+    steps = 300
+    x = E.bert_like(8192, steps, 1, generator=torch.Generator().manual_seed(int(100 * lam)), dtype=torch.float64)[..., 0]
+    h = torch.zeros(8192, dtype=torch.float64)
+    s = torch.zeros_like(h)
+    for t in range(steps):
+        s = lam * s + h - x[:, t]
+        h = lam * h + (1 - lam) * x[:, t]
+    th = m.gated_moments(lam, steps=steps)
+    assert h.pow(2).mean().item() == pytest.approx(th["h2"][0], rel=0.05)
+    assert s.pow(2).mean().item() == pytest.approx(th["dlam2"][0], rel=0.05)
+
+
+@pytest.mark.parametrize("gates", ["constant", "input", "hidden"])
+def test_simplified_gru_bias_sensitivity_is_the_jacobian_diagonal(gates):
+    from torch.func import jacfwd
+    net = SimplifiedGRU(5, 6, networks=3, gates=gates, t_max=20, scale_h=2.0,
+                        generator=torch.Generator().manual_seed(0)).double()
+    x = torch.randn(3, 30, 5, dtype=torch.float64)
+    h, diag = net.bias_sensitivity(x)
+    b = net.b_f.detach()
+    J = jacfwd(lambda bias: net.final_state(x, bias))(b)  # (3, 6, 3, 6)
+    ref = torch.stack([torch.diagonal(J[k, :, k, :]) for k in range(3)])
+    assert torch.allclose(diag, ref.detach(), atol=1e-12)
+    assert torch.allclose(h, net.final_state(x, b).detach(), atol=1e-12)
+    if gates != "hidden":  # the units do not couple: the Jacobian is diagonal
+        off = J.detach().clone()
+        for k in range(3):
+            off[k, :, k, :] -= torch.diag(torch.diagonal(J[k, :, k, :]))
+        assert off.abs().max() < 1e-12
+    with pytest.raises(ValueError, match="gates"):
+        SimplifiedGRU(2, 2, gates="forget")
+
+
+def test_gated_figure_builders_and_a_shrunk_full_run():
+    full = ex.gated_runs("full")
+    assert [r.config["gates"] for r in full] == ["constant", "input", "hidden"]
+    assert {(r.config["networks"], r.config["d"], r.config["length"]) for r in full} == {(100, 256, 512)}
+    out = ex.gated_run(dict(full[2].config, networks=2, d=4, d_in=6, length=20), types.SimpleNamespace(device="cpu"))
+    assert out["T"].shape == out["h2"].shape == out["db2"].shape == (8,)
+    assert np.all((out["T"] >= 1) & (out["T"] <= 256))
+    grid = np.linspace(0, 1, 5)
+    assert ex.kernel_regression(grid, 2 * np.ones(5), grid) == pytest.approx(2.0)
+
+
+def test_gru_jacobian_builder_and_a_shrunk_run():
+    runs = ex.gru_jacobian_runs("full")
+    assert len(runs) == 9 and len({r.key for r in runs + ex.gru_jacobian_runs("quick")}) == 18
+    cfg = dict(runs[-1].config, d=5, d_in=4, length=16, offdiag=6)
+    out = ex.gru_jacobian_run(cfg, types.SimpleNamespace(device="cpu"))
+    assert out["lags"][0] == 1 and out["lags"][-1] == 16
+    assert out["diag"].shape == (len(out["lags"]), 5) and out["offdiag"].shape == (len(out["lags"]), 6)
+    constant = ex.gru_jacobian_run(dict(cfg, scale_x=0.0, scale_h=0.0), types.SimpleNamespace(device="cpu"))
+    assert np.all(constant["offdiag"] == 0)
