@@ -246,3 +246,16 @@ def test_heads_builder_and_students():
     assert ex.make_student("heads4", 8, 0.99, 0).A.shape == (4, 2, 2)
     with pytest.raises(ValueError, match="heads"):
         ex.make_student("headsX", 8, 0.99, 0)
+
+
+def test_lru_from_system_reproduces_the_complex_diagonal_student():
+    from lscnb.models.linear_rnn import conjugate_pair_system
+    s = conjugate_pair_system(1)
+    diag = DiagonalLRU.from_system(s["lam"], s["b"], s["c"], s["D"])
+    lru = DiagonalLRU.from_system(s["lam"], s["b"], s["c"], s["D"], param="exp")
+    x = torch.randn(3, 50, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.allclose(lru(x), diag(x), atol=1e-10)
+        assert torch.allclose(lru.eigenvalues(), diag.eigenvalues(), atol=1e-12)
+    with pytest.raises(ValueError, match="param"):
+        DiagonalLRU.from_system(s["lam"], s["b"], s["c"], s["D"], param="polar")

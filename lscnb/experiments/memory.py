@@ -324,7 +324,7 @@ def gap_ablation(col) -> str:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 4A, B
-RECURRENT = {"dense": ("A",), "diag": ("lam_re", "lam_im")}
+RECURRENT = {"dense": ("A",), "diag": ("lam_re", "lam_im"), "lru": ("w_nu", "w_theta")}
 
 
 def hessian_run(cfg: dict, ctx) -> dict:
@@ -332,13 +332,16 @@ def hessian_run(cfg: dict, ctx) -> dict:
     4-unit, two-conjugate-pair teacher (Fig. 4A, B), with its spectrum and eigenvector localisation."""
     system = conjugate_pair_system(cfg["seed"], nu=cfg["nu"])
     students = {"dense": DenseLinearRNN.from_system(system["A"], system["B"], system["C"], system["D"]),
-                "diag": DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"])}
+                "diag": DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"]),
+                "lru": DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"], param="exp")}
+
     gen = torch.Generator().manual_seed(cfg["seed"])
     x = torch.randn(cfg["batch"], cfg["length"], generator=gen, dtype=torch.float64)
     with torch.no_grad():
         y = students["dense"](x)
     out = {}
-    for name, model in students.items():
+    for name in cfg.get("students", ("dense", "diag")):
+        model = students[name]
         H = curvature.loss_hessian(model, x, lambda o: 0.5 * (o - y).pow(2).mean())
         vals, vecs = curvature.spectrum(H)
         groups = curvature.parameter_groups(model)
@@ -349,6 +352,11 @@ def hessian_run(cfg: dict, ctx) -> dict:
                     f"participation_{name}": float(curvature.participation(vecs[:, :4]).mean()),
                     f"recurrent_mass_{name}": float(sum(mass[g] for g in RECURRENT[name]).min()),
                     f"optimum_loss_{name}": loss, f"groups_{name}": [[g, s.start, s.stop] for g, s in groups.items()]})
+        if name == "lru":  # the sharp directions: eigenvalues within 1% of the largest
+            sharp = int((vals >= 0.01 * vals[0]).sum())
+            top = curvature.group_mass(vecs[:, :sharp], groups)
+            out.update({"sharp_lru": sharp, "theta_mass_lru": float(top["w_theta"].min()),
+                        "nu_mass_lru": float(top["w_nu"].max()), "gap_lru": float(vals[0] / vals[sharp])})
     return out
 
 
@@ -414,6 +422,48 @@ def gap_hessian(col) -> str:
     c = np.mean([r["participation_diag"] for r in col])
     return (f"top-4 eigenvectors occupy {c:.1f} coordinates (complex diagonal) vs {d:.1f} (dense) of 25; paper "
             "(Fig. 4A, B, no values printed): concentrated vs spread, spectra 'almost the same'")
+
+
+# --------------------------------------------------------------------------------------------- Fig. 9A
+def hessian_lru_runs(scale: str) -> list[Run]:
+    """Fig. 9A: the Hessian at the optimum of the LRU (exp parametrisation, gamma) on the teachers of Fig. 4."""
+    s = SIZES[scale]
+    return [Run(CHAPTER, "hessian_lru", f"seed{seed}", hessian_run,
+                dict(seed=seed, nu=0.99, batch=s["hessian_batch"], length=300, students=["lru"]))
+            for seed in s["hessian_seeds"]]
+
+
+def fig_hessian_lru(profile: Profile):
+    return gather(hessian_lru_runs, profile)
+
+
+def hessian_lru_table(col) -> list[dict]:
+    return [{"seed": r.config["seed"], "top eig": float(r["eig_lru"][0]), "sharp directions (≥ 1% of top)": r["sharp_lru"],
+             "their min mass on ω_θ": r["theta_mass_lru"], "their max mass on ω_ν": r["nu_mass_lru"],
+             "top ÷ next eigenvalue": r["gap_lru"]}
+            for r in sorted(col, key=lambda r: r.config["seed"])]
+
+
+def show_hessian_lru(col, seed: int = 0) -> None:
+    """Fig. 9A for one teacher: log10 |H|, |top-10 eigenvectors| and the spectrum of the LRU at the optimum."""
+    r = col.one(seed=seed) if col.where(seed=seed) else col[0]
+    fig, ax = plot.figure(3, 1, width=13, height=3.9)
+    H, vecs, eig, groups = r["H_lru"], r["vecs_lru"], r["eig_lru"], r.metrics["groups_lru"]
+    groups = [[g.replace("w_nu", "ω_ν").replace("w_theta", "ω_θ").replace("w_gamma", "ω_γ"), a, b] for g, a, b in groups]
+    im = ax[0, 0].imshow(np.log10(np.abs(H) + 1e-8), cmap="viridis", vmin=-4)
+    fig.colorbar(im, ax=ax[0, 0], label="log10 |H|")
+    _group_ticks(ax[0, 0], groups)
+    ax[0, 0].set_title("(9A) LRU: Hessian at the optimum")
+    im = ax[0, 1].imshow(np.abs(vecs).T, cmap="magma", aspect="auto", vmin=0, vmax=1)
+    fig.colorbar(im, ax=ax[0, 1], label="|eigenvector entry|")
+    _group_ticks(ax[0, 1], groups, axis="x")
+    ax[0, 1].set(ylabel="eigenvector (by eigenvalue)",
+                 title=f"the {r['sharp_lru']} sharp ones: ≥ {r['theta_mass_lru']:.2%} on ω_θ")
+    ax[0, 2].plot(np.arange(1, len(eig) + 1), np.clip(eig, 1e-8, None), "o", markersize=4)
+    ax[0, 2].set(yscale="log", ylim=(1e-8, 10 * eig.max()), xlabel="rank", ylabel="eigenvalue", title="spectrum")
+    plot.show(fig, col, note=f"Teacher seed {r.config['seed']} of Fig. 4; the LRU equals the teacher (loss "
+                             f"{r['optimum_loss_lru']:.0e}).",
+              data="4-unit linear teacher with two conjugate eigenvalue pairs near 0.99, white-noise inputs, generated")
 
 
 # --------------------------------------------------------------------------------------------- Fig. 4C, D
@@ -1130,7 +1180,7 @@ def explore_figure(lam: float = 0.99, rho: float = 0.9):
 FIGURES = {"sensitivity": sensitivity_runs, "normalisation": normalisation_runs, "teacher": teacher_runs,
            "hessian": hessian_runs, "adam_lr": adam_runs, "deep": deep_runs, "autocorrelation": autocorrelation_runs,
            "gated": gated_runs, "gru_jacobian": gru_jacobian_runs, "adam_angle": adam_angle_runs,
-           "heads": heads_runs}
+           "heads": heads_runs, "hessian_lru": hessian_lru_runs}
 
 
 def gap_sensitivity(col) -> str:
@@ -1187,6 +1237,8 @@ REPRODUCES = [
     {"source": "Fig. 11", "what": "loss and Adam's effective learning rate against the number of heads (ν₀ = 0.99)",
      "figure": "heads", "data": "generated linear teacher", "note": "3 of 10 seeds; η read at the end of training",
      "gap": gap_heads},
-    {"source": "Figs. 9, 10D", "what": "appendix figures (LRU/S4 Hessians, loss vs θ₀)",
+    {"source": "Fig. 9A", "what": "Hessian at the optimum of the LRU (exp parametrisation)", "figure": "hessian_lru",
+     "data": "generated linear teacher", "note": "the teachers of Fig. 4; float64 torch.func.hessian"},
+    {"source": "Figs. 9B-D, 10D", "what": "appendix figures (S4 Hessian, LRU/S4 effective LRs, loss vs θ₀)",
      "figure": None, "data": "generated", "note": "not reproduced yet"},
 ]
