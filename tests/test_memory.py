@@ -152,3 +152,110 @@ def test_chapter_runs_at_full_configuration_shrunk():
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
     models = {r.config["model"] for r in ex.teacher_runs("full")}
     assert models == set(ex.ABLATION)
+
+
+def test_similarity_is_the_sensitivity_and_the_printed_eq134_is_half():
+    lam = 0.99 * np.exp(1j * np.pi / 4)
+    assert abs(m.similarity(np.conj(lam), lam, 0.9)) == pytest.approx(88909, rel=1e-5)
+    assert float(m.similarity(lam, np.conj(lam), 0.9).real) == pytest.approx(float(m.sensitivity_variance(lam, 0.9)))
+    assert abs(m.similarity_printed(np.conj(lam), lam, 0.9)) == pytest.approx(4.7e4, rel=0.01)
+    for rho in (0.0, 1.0):
+        assert m.similarity_printed(0.3 + 0.2j, 0.5 - 0.1j, rho) == pytest.approx(m.similarity(0.3 + 0.2j, 0.5 - 0.1j, rho))
+
+
+def test_similarity_is_the_mixed_derivative_of_the_generating_function():
+    a, b, rho, eps = 0.4 + 0.3j, 0.6 - 0.2j, 0.7, 1e-5
+    F = lambda x, y: (1 - rho ** 2 * x * y) / ((1 - x * y) * (1 - rho * x) * (1 - rho * y))  # noqa: E731
+    mixed = (F(a + eps, b + eps) - F(a + eps, b - eps) - F(a - eps, b + eps) + F(a - eps, b - eps)) / (4 * eps ** 2)
+    assert m.similarity(a, b, rho) == pytest.approx(mixed, rel=1e-5)
+
+
+def test_hessian_theory_eq143_is_symmetric_with_the_trace_formula():
+    rng = np.random.default_rng(0)
+    lam = 0.95 * np.exp(1j * rng.uniform(-3, 3, 4))
+    b, c = rng.standard_normal(4) + 1j * rng.standard_normal(4), rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    H = m.hessian_diagonal_theory(lam, b, c, 0.5)
+    assert np.allclose(H, H.T, rtol=1e-10, atol=1e-10 * np.abs(H).max())
+    trace = np.sum(np.abs(b) ** 2 * np.abs(c) ** 2 * m.sensitivity_variance(lam, 0.5))
+    assert np.trace(H) == pytest.approx(trace, rel=1e-10)
+    assert np.all(np.linalg.eigvalsh(H) > -1e-8 * np.abs(H).max())  # a Gauss-Newton matrix
+    assert m.offdiagonal_fraction(np.diag(np.arange(1.0, 9.0))) == 0.0
+    with pytest.raises(ValueError, match="same length"):
+        m.hessian_diagonal_theory(lam, b[:3], c)
+
+
+def test_hessian_theory_eq143_matches_monte_carlo():
+    """E[g g^T] with g = (Re u, -Im u), u_i = b_i c_i dh_i/dlam_i, simulated for white noise (spec §1.9 b)."""
+    lam = np.array([0.9 * np.exp(0.4j), 0.9 * np.exp(-0.4j), 0.8 * np.exp(2j)])
+    b, c = np.array([1.0, 0.5 + 0.5j, -1j]), np.array([0.7, 1.0 - 0.3j, 0.4 + 0.2j])
+    chains, steps = 40000, 150
+    g = torch.Generator().manual_seed(0)
+    h = torch.zeros(chains, 3, dtype=torch.complex128)
+    s = torch.zeros_like(h)
+    lt = torch.tensor(lam)
+    for _ in range(steps):
+        x = torch.randn(chains, 1, generator=g, dtype=torch.float64)
+        s = lt * s + h
+        h = lt * h + x
+    u = s * torch.tensor(b * c)
+    feats = torch.cat([u.real, -u.imag], dim=1).numpy()
+    mc = feats.T @ feats / chains
+    H = m.hessian_diagonal_theory(lam, b, c, 0.0)
+    big = np.abs(H) > 0.05 * np.abs(H).max()
+    assert np.max(np.abs(mc[big] / H[big] - 1)) < 0.08
+
+
+def test_landscape_gradient_is_the_autograd_one_and_eq91_eq93_vanish_at_the_teacher():
+    star = 0.97 * np.exp(0.3j)
+    lam = torch.tensor(0.8 * np.exp(1.1j), dtype=torch.complex128)
+    x = torch.tensor([lam.real.item(), lam.imag.item()], dtype=torch.float64, requires_grad=True)
+    m.landscape_complex(torch.complex(x[0], x[1]), star).backward()
+    assert np.allclose(m.landscape_gradient(complex(lam), star), x.grad.numpy(), rtol=1e-10)
+    for normalised in (False, True):
+        assert abs(m.landscape_complex(np.array(star), star, normalised=normalised)) < 1e-12
+    assert m.landscape_complex(np.array(0.5), 0.9) == pytest.approx(float(m.landscape_real(0.5, 0.9)))
+
+
+def test_normalised_landscape_curvatures_eqs_98_105():
+    from lscnb.experiments import memory as ex
+    for gap in (0.01, 0.1):
+        nu = 1 - gap
+        assert ex.parametrised_landscape("polar", "magnitude", gap, 3)["hessian_at_optimum"] == pytest.approx(
+            1 / (1 - nu ** 2) ** 2, rel=1e-8)
+        assert ex.parametrised_landscape("polar", "angle", gap, 3)["hessian_at_optimum"] == pytest.approx(
+            nu ** 2 * (1 + nu ** 2) / (1 - nu ** 2) ** 2, rel=1e-8)
+        assert ex.parametrised_landscape("opt", "angle", gap, 3)["hessian_at_optimum"] == pytest.approx(1, rel=1e-8)
+    with pytest.raises(ValueError, match="param"):
+        ex.parametrised_landscape("cartesian", "angle", 0.1)
+
+
+def test_adam_angle_reaches_the_teacher_with_the_polar_angle_only_fast():
+    out = m.adam_angle("polar", 0.99 * np.exp(1j * np.pi / 4), 0.99 * np.exp(1j * np.pi / 100), steps=6000)
+    assert np.median(out["loss"][-100:]) < 1e-6
+    nu, theta = m.polar_from(out["w"][-1, 0], out["w"][-1, 1], "polar")
+    assert nu == pytest.approx(0.99, abs=1e-4) and theta == pytest.approx(np.pi / 100, abs=1e-3)
+    with pytest.raises(ValueError, match="angle"):
+        m.adam_angle("log", 0.5, 0.6)
+
+
+def test_heads_builder_and_students():
+    from lscnb.experiments import memory as ex
+    full = ex.heads_runs("full")
+    assert {r.config["model"] for r in full} == {f"heads{k}" for k in (1, 2, 4, 8, 16, 32)}
+    assert len(full) == 6 * 5 * 3 and all(r.config["readout"] for r in full)
+    assert ex.make_student("heads4", 8, 0.99, 0).A.shape == (4, 2, 2)
+    with pytest.raises(ValueError, match="heads"):
+        ex.make_student("headsX", 8, 0.99, 0)
+
+
+def test_lru_from_system_reproduces_the_complex_diagonal_student():
+    from lscnb.models.linear_rnn import conjugate_pair_system
+    s = conjugate_pair_system(1)
+    diag = DiagonalLRU.from_system(s["lam"], s["b"], s["c"], s["D"])
+    lru = DiagonalLRU.from_system(s["lam"], s["b"], s["c"], s["D"], param="exp")
+    x = torch.randn(3, 50, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.allclose(lru(x), diag(x), atol=1e-10)
+        assert torch.allclose(lru.eigenvalues(), diag.eigenvalues(), atol=1e-12)
+    with pytest.raises(ValueError, match="param"):
+        DiagonalLRU.from_system(s["lam"], s["b"], s["c"], s["D"], param="polar")

@@ -132,13 +132,25 @@ class DiagonalLRU(nn.Module):
         self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
 
     @classmethod
-    def from_system(cls, lam, b, c, D, dtype=torch.float64) -> "DiagonalLRU":
-        """A complex diagonal student (``param="default"``, no gamma) with eigenvalues ``lam``, input weights
-        ``b`` and readout ``c`` (complex vectors) and skip ``D``: the diagonalised optimum of Fig. 4B."""
+    def from_system(cls, lam, b, c, D, dtype=torch.float64, *, param: str = "default") -> "DiagonalLRU":
+        """A complex diagonal student with eigenvalues ``lam``, input weights ``b`` and readout ``c`` (complex
+        vectors) and skip ``D``: the diagonalised optimum of Fig. 4B (``param="default"``, no gamma), or the LRU's
+        (``param="exp"``: ``w_nu = log(-log|lam|)``, ``w_theta = log(angle mod 2 pi)``, ``gamma = sqrt(1 - |lam|^2)``
+        and ``B = b / gamma``, Fig. 9A)."""
+        checks.one_of(param, ("default", "exp"), "param")
         lam, b, c = (torch.as_tensor(v, dtype=torch.complex128) for v in (lam, b, c))
-        model = cls(checks.tensor(lam, "lam", ndim=1).shape[0], param="default", gamma=False, dtype=dtype)
+        model = cls(checks.tensor(lam, "lam", ndim=1).shape[0], param=param, gamma=param == "exp", dtype=dtype)
         with torch.no_grad():
-            for name, value in (("lam", lam), ("B", b), ("C", c)):
+            if param == "exp":
+                gamma = torch.sqrt(1 - lam.abs() ** 2)
+                model.w_nu.copy_(torch.log(-torch.log(lam.abs())))
+                model.w_theta.copy_(torch.log(torch.remainder(torch.angle(lam), 2 * math.pi)))
+                model.w_gamma.copy_(torch.log(gamma))
+                b = b / gamma
+                pairs = (("B", b), ("C", c))
+            else:
+                pairs = (("lam", lam), ("B", b), ("C", c))
+            for name, value in pairs:
                 getattr(model, f"{name}_re").copy_(value.real)
                 getattr(model, f"{name}_im").copy_(value.imag)
             model.D.copy_(torch.as_tensor(D, dtype=dtype))

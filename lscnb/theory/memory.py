@@ -168,3 +168,173 @@ def landscape_angle(theta, lam_star):
     lam = r * np.exp(1j * theta)
     cross = np.real(1 / (1 - lam * np.conj(complex(lam_star))))
     return 0.5 * (2 / (1 - r ** 2) - 2 * cross)
+
+
+# --------------------------------------------------------------------------------------------- App. D.3
+BERT_COMPONENTS = ((0.332, 0.0), (0.044, 0.997))
+"""The paper's fit of its inputs' autocorrelation as ``((c, rho), ...)``: ``R(D) = 0.332 delta + 0.044 * 0.997^|D|``."""
+
+
+def _components(components):
+    comps = [(float(c), float(r)) for c, r in components]
+    if not comps or any(c < 0 or not 0 <= r < 1 for c, r in comps):
+        raise ValueError(f"components must be (c >= 0, 0 <= rho < 1) pairs, got {components}")
+    return comps
+
+
+def gated_generating_function(a, b, components=BERT_COMPONENTS):
+    """Eq. 159 for ``R_x(D) = sum_k c_k rho_k^|D|`` over an infinite past: ``f(a, b) = (1-a)(1-b) sum_{n,m>=0} a^n
+    b^m R_x(n-m) = sum_k c_k (1-a)(1-b)(1-rho_k^2 ab) / ((1-rho_k a)(1-rho_k b)(1-ab))`` (torch, differentiable)."""
+    return sum(c * (1 - a) * (1 - b) * (1 - rho ** 2 * a * b) / ((1 - rho * a) * (1 - rho * b) * (1 - a * b))
+               for c, rho in _components(components))
+
+
+def gated_moments(lam, components=BERT_COMPONENTS, steps: int | None = None) -> dict:
+    """App. D.3, the GRU-like recurrence with the (1 - lam) input scale kept in the graph, ``h_{t+1} = lam h_t +
+    (1 - lam) x_{t+1}``, with ``lam = sigma(b_f)``: ``E h^2 = f(lam, lam)`` (eq. 160), ``E(dh/dlam)^2 = d_a d_b f``
+    (eq. 161, by autodiff) and ``E(dh/db_f)^2 = sigma'(b_f)^2 E(dh/dlam)^2`` with ``sigma' = lam (1 - lam)`` (the
+    paper prints d^2 h / d b_f^2, a typo). ``steps=None``: stationary (infinite past); ``steps=T``: exactly after T
+    steps from ``h_0 = 0``, as ``c^T R c`` with the impulse response ``c_n = (1 - lam) lam^n`` (and its derivative
+    ``dc_n/dlam``), n < T. Arrays over ``lam`` in (0, 1)."""
+    from torch.func import grad, jacfwd, vmap
+    lam_np = np.atleast_1d(np.asarray(lam, dtype=float))
+    if np.any((lam_np <= 0) | (lam_np >= 1)):
+        raise ValueError(f"lam must lie in (0, 1), got {lam}")
+    comps = _components(components)
+    lam_t = torch.tensor(lam_np, dtype=torch.float64)
+    if steps is None:
+        f = lambda a, b: gated_generating_function(a, b, comps)  # noqa: E731
+        h2 = f(lam_t, lam_t)
+        s2 = vmap(jacfwd(grad(f, argnums=0), argnums=1))(lam_t, lam_t)
+    else:
+        n = torch.arange(checks.positive_int(steps, "steps"), dtype=torch.float64)
+        R = sum(c * torch.tensor(rho, dtype=torch.float64) ** (n[:, None] - n[None, :]).abs() for c, rho in comps)
+        lt = lam_t[:, None]
+        c = (1 - lt) * lt ** n
+        dc = (1 - lt) * n * lt ** (n - 1).clamp(min=0) - lt ** n
+        h2, s2 = ((c @ R) * c).sum(-1), ((dc @ R) * dc).sum(-1)
+    h2, s2 = h2.numpy(), s2.numpy()
+    return {"h2": h2, "dlam2": s2, "db2": (lam_np * (1 - lam_np)) ** 2 * s2}
+
+
+# --------------------------------------------------------------------------------------------- App. C.2
+def similarity(alpha, beta, rho=0.0):
+    """``S_rho(alpha, beta) = d_a d_b F_rho`` at complex ``(alpha, beta)`` (the corrected eq. 134): with ``p = ab``
+    and ``sigma = a + b``, ``[1 + p(1 - 4rho^2) + p^2(4rho^2 - rho^4) - rho^4 p^3 - 2rho(1 - rho^2) p sigma] /
+    [(1 - p)^3 (1 - rho a)^2 (1 - rho b)^2]``. ``similarity(lam, conj(lam)) = E|dh/dlam|^2``; the Hessian at the
+    optimum couples eigenvalues i and j through ``S(lam_i, lam_j)`` and ``S(lam_i, conj(lam_j))`` (eqs. 133, 137)."""
+    a, b = np.asarray(alpha, dtype=complex), np.asarray(beta, dtype=complex)
+    _check(a, rho)
+    _check(b, rho)
+    p, sigma, r2 = a * b, a + b, rho ** 2
+    num = 1 + p * (1 - 4 * r2) + p ** 2 * (4 * r2 - r2 ** 2) - r2 ** 2 * p ** 3 - 2 * rho * (1 - r2) * p * sigma
+    return num / ((1 - p) ** 3 * (1 - rho * a) ** 2 * (1 - rho * b) ** 2)
+
+
+def similarity_printed(alpha, beta, rho=0.0):
+    """Eq. 134 exactly as printed (wrong for 0 < rho < 1; the paper's Fig. 8 was drawn with it)."""
+    a, b = np.asarray(alpha, dtype=complex), np.asarray(beta, dtype=complex)
+    p = a * b
+    num = (1 - rho) * (1 + p) + rho ** 2 * (1 - p) ** 3 + rho * (1 - rho) * p * (rho * p * (1 + p) - 2 * a - 2 * b)
+    return num / ((1 - p) ** 3 * (1 - rho * a) ** 2 * (1 - rho * b) ** 2)
+
+
+def hessian_diagonal_theory(lam, b, c, rho=0.0) -> np.ndarray:
+    """Eq. 143: the Hessian at the optimum of ``1/2 E(y - y*)^2`` over ``(Re lam, Im lam)`` of a complex diagonal RNN
+    ``h' = lam h + b x``, ``y = Re(c.h)``, for AR(1) inputs: the real (2n, 2n) matrix ordered ``[Re lam_1..n, Im
+    lam_1..n]``, with ``A_ij = b_i b_j c_i c_j S(lam_i, lam_j)``, ``B_ij = b_i conj(b_j c_j) c_i S(lam_i, conj
+    lam_j)`` and blocks ``1/2 [[Re(A + B), Im(B - A)], [-Im(A + B), Re(B - A)]]``."""
+    lam, b, c = (np.asarray(v, dtype=complex).ravel() for v in (lam, b, c))
+    if not lam.shape == b.shape == c.shape:
+        raise ValueError(f"lam, b and c must have the same length, got {lam.size}, {b.size}, {c.size}")
+    bc = b * c
+    A = np.outer(bc, bc) * similarity(lam[:, None], lam[None, :], rho)
+    B = np.outer(bc, np.conj(bc)) * similarity(lam[:, None], np.conj(lam)[None, :], rho)
+    return 0.5 * np.block([[np.real(A + B), np.imag(B - A)], [-np.imag(A + B), np.real(B - A)]])
+
+
+def offdiagonal_fraction(H: np.ndarray) -> float:
+    """Share of the squared Frobenius norm of a (2n, 2n) Hessian over ``[Re, Im]`` outside the entries that couple
+    an eigenvalue with itself: 0 for a Hessian that decouples the eigenvalues, near 1 when the couplings dominate."""
+    H = np.asarray(H, dtype=float)
+    n = H.shape[0] // 2
+    if H.shape != (2 * n, 2 * n):
+        raise ValueError(f"H must be a (2n, 2n) matrix, got shape {H.shape}")
+    own = np.tile(np.eye(n, dtype=bool), (2, 2))
+    return float(np.sum(H[~own] ** 2) / np.sum(H ** 2))
+
+
+# --------------------------------------------------------------------------------------------- App. C.1
+def landscape_complex(lam, lam_star, *, normalised: bool = False):
+    """The 1-D teacher-student loss for complex white noise, stationary: eq. 91, ``1/2 (1/(1-|lam|^2) +
+    1/(1-|lam*|^2) - 2 Re[1/(1 - conj(lam) lam*)])``, or with input normalisation ``gamma = sqrt(1 - |lam|^2)`` in
+    student and teacher, eq. 93 (with the squares eq. 92 misses), ``1 - Re[gamma gamma* / (1 - conj(lam) lam*)]``.
+    Works on numpy arrays and on torch tensors (differentiable)."""
+    lib = torch if isinstance(lam, torch.Tensor) else np
+    lam_star = complex(lam_star)
+    if abs(lam_star) >= 1:
+        raise ValueError(f"lam_star must lie inside the unit disc, got {lam_star}")
+    r2 = lam.real ** 2 + lam.imag ** 2
+    cross = 1 / (1 - lib.conj(lam) * lam_star)
+    if normalised:
+        return 1 - lib.sqrt(1 - r2) * math.sqrt(1 - abs(lam_star) ** 2) * cross.real
+    return 0.5 * (1 / (1 - r2) + 1 / (1 - abs(lam_star) ** 2) - 2 * cross.real)
+
+
+def landscape_gradient(lam, lam_star):
+    """``(dL/dRe lam, dL/dIm lam)`` of eq. 91 in closed form (numpy): ``x/(1-|lam|^2)^2 - Re[lam*/(1 - conj(lam)
+    lam*)^2]`` and the same with ``y`` and ``Im`` (for vectorised Adam in the plane)."""
+    lam = np.asarray(lam, dtype=complex)
+    lam_star = complex(lam_star)
+    q = lam_star / (1 - np.conj(lam) * lam_star) ** 2
+    w = 1 / (1 - np.abs(lam) ** 2) ** 2
+    return lam.real * w - q.real, lam.imag * w - q.imag
+
+
+def angle_scale(nu):
+    """Eq. 109's factor ``(1 - nu^2) / (nu sqrt(1 + nu^2))``, the angle parametrisation with unit curvature."""
+    return (1 - nu ** 2) / (nu * np.sqrt(1 + nu ** 2))
+
+
+ANGLE_PARAMS = ("polar", "exp", "opt")
+
+
+def polar_from(w_nu, w_theta, angle: str):
+    """``(nu, theta)`` from the parameters of Fig. 7: ``nu = tanh(w_nu)`` and ``theta = w_theta`` (``polar``),
+    ``exp(w_theta)`` (``exp``, the LRU's; the paper's eq. 111 prints log) or ``w_theta * angle_scale(nu)``
+    (``opt``, eq. 112)."""
+    checks.one_of(angle, ANGLE_PARAMS, "angle")
+    nu = np.tanh(w_nu)
+    theta = {"polar": lambda: w_theta, "exp": lambda: np.exp(w_theta),
+             "opt": lambda: w_theta * angle_scale(nu)}[angle]()
+    return nu, theta
+
+
+def adam_angle(angle: str, lam0: complex, lam_star: complex, *, steps: int = 20_000, lr: float = 1e-3,
+               betas=(0.9, 0.999), eps: float = 1e-8, record_every: int = 10) -> dict:
+    """Fig. 7: Adam (hand-written, closed-form gradients of eq. 91) on ``(w_nu, w_theta)`` from ``lam0`` towards
+    ``lam_star``, with the angle parametrisation ``angle`` (:func:`polar_from`); in ``opt`` the scale factor of the
+    angle is a constant in the backward pass (a stop-gradient, as App. B.3.2). Returns the parameter trajectory and
+    the loss every ``record_every`` steps."""
+    steps = checks.positive_int(steps, "steps")
+    checks.one_of(angle, ANGLE_PARAMS, "angle")
+    nu0, th0 = abs(lam0), float(np.angle(lam0)) % (2 * math.pi)
+    w = np.array([math.atanh(nu0), {"polar": th0, "exp": math.log(th0), "opt": th0 / angle_scale(nu0)}[angle]])
+    m, v = np.zeros(2), np.zeros(2)
+    traj, losses = [], []
+    for t in range(1, steps + 1):
+        nu, theta = polar_from(w[0], w[1], angle)
+        lam = nu * np.exp(1j * theta)
+        gx, gy = landscape_gradient(lam, lam_star)
+        g_nu = gx * math.cos(theta) + gy * math.sin(theta)
+        g_th = nu * (-gx * math.sin(theta) + gy * math.cos(theta))
+        dtheta = {"polar": 1.0, "exp": theta, "opt": angle_scale(nu)}[angle]
+        g = np.array([g_nu * (1 - nu ** 2), g_th * dtheta])
+        m = betas[0] * m + (1 - betas[0]) * g
+        v = betas[1] * v + (1 - betas[1]) * g ** 2
+        w = w - lr * (m / (1 - betas[0] ** t)) / (np.sqrt(v / (1 - betas[1] ** t)) + eps)
+        if t % record_every == 0 or t == 1:
+            traj.append(w.copy())
+            losses.append(float(landscape_complex(lam, lam_star)))
+    return {"w": np.array(traj), "loss": np.array(losses), "steps": np.array([1] + list(range(record_every, steps + 1,
+                                                                                                 record_every)))}
