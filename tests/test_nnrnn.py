@@ -224,3 +224,14 @@ def test_unipotent_power_is_polynomial():
     assert fisher.unipotent_power(n, x, 5)[0, -1] == pytest.approx(11.79645, rel=1e-6)
     with pytest.raises(ValueError, match="t"):
         fisher.unipotent_power(n, x, -1)
+
+
+def test_rotation_blocks_match_the_cells_lambda():
+    cell = NNRNNCell(3, 10, seed=1).double()
+    with torch.no_grad():
+        cell.gamma.mul_(0.9)
+        expected = cell.Lambda().numpy()
+        theta, gamma = cell.theta.numpy(), cell.gamma.numpy()
+    np.testing.assert_allclose(fisher.rotation_blocks(theta, gamma), expected, atol=1e-12)
+    with pytest.raises(ValueError, match="theta and gamma"):
+        fisher.rotation_blocks(np.zeros(3), np.ones(4))

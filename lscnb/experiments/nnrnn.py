@@ -948,7 +948,7 @@ def theta_runs(scale: str) -> list[Run]:
 
 
 def fig_theta(profile: Profile):
-    return gather(theta_runs, profile, subset="one seed per task; PTB (Fig. 3.3b) not yet")
+    return gather(theta_runs, profile, subset="one seed per task; the PTB panels are drawn from Table 3.1's runs")
 
 
 def theta_results(theta_col, psmnist_col) -> list:
@@ -1006,6 +1006,59 @@ def show_theta(theta_col, psmnist_col) -> None:
     tw.legend(loc="lower right", fontsize=7)
     plot.show(fig, theta_col, psmnist_col, data="copy task (generated) and permuted MNIST (real digits); Θ read from the parameters, "
               "not from a Schur decomposition of V")
+
+
+def ptb_theta_results(ptb_col) -> list:
+    """The nnRNN runs of Table 3.1 that kept their learned Theta (one per T_PTB, the first seed)."""
+    out = {}
+    for r in ptb_col.where(model="nnRNN"):
+        if "Theta" in r and not r["diverged"] and r.config["seed"] == ptb_col[0].config["seed"]:
+            out.setdefault(r.config["length"], r)
+    return [out[k] for k in sorted(out)]
+
+
+def ptb_theta_stats(ptb_col) -> list[dict]:
+    """``theta_stats``'s columns for the PTB nnRNNs, with T = Theta - Lambda(theta, gamma) read below the diagonal
+    (Theta is stored in float16, so T's RMS is over the strictly lower triangle)."""
+    rows = []
+    for r in ptb_theta_results(ptb_col):
+        lam = fisher.rotation_blocks(r["theta"], r["gamma"])
+        T = np.tril(np.asarray(r["Theta"], dtype=float) - lam, -1)
+        lower = T[np.tril_indices(len(T), -1)]
+        rows.append({"task": f"PTB (T_PTB = {r.config['length']})", "N": r.config["width"],
+                     "‖T‖_F": float(np.linalg.norm(T)),
+                     "RMS(T) / RMS(Λ blocks)": float(np.sqrt((lower ** 2).mean()) / np.sqrt((lam[lam != 0] ** 2).mean())),
+                     "mean γ": float(r["gamma_mean"]), "angle concentration": fisher.angle_concentration(r["theta"]),
+                     "max |PᵀP − I|": float(r["P_orthogonality"])})
+    return rows
+
+
+def show_theta_ptb(ptb_col) -> list[np.ndarray]:
+    """Fig. 3.3 (b, c) on PTB: the learned Theta per T_PTB, its angle histogram, and the feed-forward coupling
+    ``T = Theta - Lambda(theta, gamma)`` by sub-diagonal; returns the T matrices."""
+    runs = ptb_theta_results(ptb_col)
+    fig, ax = plot.figure(len(runs) + 1, 1, width=5 * (len(runs) + 1), height=3.5)
+    Ts = []
+    for j, r in enumerate(runs):
+        th = np.asarray(r["Theta"], dtype=float)
+        T = th - fisher.rotation_blocks(r["theta"], r["gamma"])
+        Ts.append(T)
+        lim = float(np.abs(th).max())
+        plot.heatmap(ax[0, j], th[::-1], cmap="RdBu_r", vmin=-lim, vmax=lim, xlabel="column", ylabel="row (top = 1)",
+                     cbar_label="Θ entry")
+        ax[0, j].set_yticks([])
+        ax[0, j].set_title(f"(b) learned Θ, PTB, T_PTB = {r.config['length']}, N = {r.config['width']}")
+        ins = ax[0, j].inset_axes([0.55, 0.62, 0.4, 0.33])
+        ins.hist(r["theta"], bins=16, range=(0, 2 * np.pi), color="k")
+        ins.set(xticks=[0, np.pi, 2 * np.pi], xticklabels=["0", "π", "2π"], yticks=[])
+        ins.tick_params(labelsize=6)
+        k = min(30, th.shape[0] - 1)
+        ax[0, -1].plot(np.arange(1, k + 1), fisher.subdiagonal_profile(T, k), "o-", ms=3,
+                       label=f"T_PTB = {r.config['length']}")
+    ax[0, -1].set(xlabel="sub-diagonal k", ylabel="mean |T_{i+k,i}|", title="(c) feed-forward coupling by distance, PTB")
+    ax[0, -1].legend(fontsize=7)
+    plot.show(fig, ptb_col, data=f"{ptb_col[0]['source']}; Θ kept in float16, T = Θ − Λ(θ, γ)")
+    return Ts
 
 
 # --------------------------------------------------------------------------------------------- Fig. 2.1

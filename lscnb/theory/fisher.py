@@ -82,6 +82,19 @@ def transients(theta: np.ndarray, steps: int, samples: int = 1000, seed: int = 4
             "unit_std_std": stds.std(1)}
 
 
+def rotation_blocks(theta: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """Lambda of eq. 3.5.1: block-diagonal 2x2 blocks ``gamma_i [[cos, -sin], [sin, cos]](theta_i)``."""
+    theta, gamma = np.asarray(theta, dtype=float), np.asarray(gamma, dtype=float)
+    if theta.ndim != 1 or theta.shape != gamma.shape:
+        raise ValueError(f"theta and gamma must be vectors of one length, got {theta.shape} and {gamma.shape}")
+    m = len(theta)
+    lam = np.zeros((2 * m, 2 * m))
+    c, s = gamma * np.cos(theta), gamma * np.sin(theta)
+    i = 2 * np.arange(m)
+    lam[i, i], lam[i, i + 1], lam[i + 1, i], lam[i + 1, i + 1] = c, -s, s, c
+    return lam
+
+
 def subdiagonal_profile(theta: np.ndarray, kmax: int | None = None) -> np.ndarray:
     """Mean magnitude of the entries on the k-th sub-diagonal of ``theta``, k = 1..kmax (thesis Fig. 3.3c: a
     delay line shows as a peak at k = 1, a dense lower triangle as a slowly decaying tail)."""
