@@ -55,7 +55,7 @@ def test_tcn_makes_same_different_trivial():
     q2 = q1.clone()
     q2[:10] += 1.0
     diff = similarity_features(tcn(torch.stack([q1, q2]).unsqueeze(0)))[0]
-    assert float(diff[2]) == pytest.approx(torch.sigmoid(torch.tensor(10.0)).item(), abs=1e-3)
+    assert float(diff[2].detach()) == pytest.approx(torch.sigmoid(torch.tensor(10.0)).item(), abs=1e-3)
 
 
 def test_symmetric_similarity_cannot_solve_comparison():
