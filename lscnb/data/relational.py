@@ -196,3 +196,24 @@ def coloured(fn, n_colours: int = 100, n_shapes: int = 100):
 
     gen.__doc__ = f"{fn.__name__} with a random colour per object (index = colour * {n_shapes} + shape)."
     return gen
+
+
+# --------------------------------------------------------------------------------------------- sizes (ch. 7)
+SIZE_PAIRS = {"comparison": [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0)],
+              "transitive_train": [(1, 2), (2, 1), (0, 1), (1, 0)], "transitive_test": [(0, 2), (2, 0)]}
+"""Size-index pairs (0 small, 1 medium, 2 large) of the comparison tasks (Fig. 7.2): transitive comparison trains on
+(M, L), (L, M), (S, M), (M, S) and tests on (S, L), (L, S)."""
+
+
+def size_comparison(shapes, batch: int, g=None, pairs=None, n_shapes: int = 100):
+    """Two copies of one shape at two sizes; label = the position of the larger (an antisymmetric relation). Indices
+    ``size * n_shapes + shape`` (see :func:`lscnb.data.objects.resized`); ``pairs`` of size indices are drawn
+    uniformly; every sample also appears with its two objects swapped (a swap-balanced task)."""
+    pairs = torch.tensor(SIZE_PAIRS["comparison"] if pairs is None else pairs)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or bool((pairs[:, 0] == pairs[:, 1]).any()):
+        raise ValueError(f"pairs must be a list of (size, size) pairs of distinct sizes, got {pairs.tolist()}")
+    half = (batch + 1) // 2
+    shape = shapes[torch.randint(len(shapes), (half,), generator=g)]
+    p = pairs[torch.randint(len(pairs), (half,), generator=g)]
+    p, shape = torch.cat([p, p.flip(1)])[:batch], torch.cat([shape, shape])[:batch]
+    return p * n_shapes + shape[:, None], (p[:, 1] > p[:, 0]).long()
