@@ -55,7 +55,7 @@ def test_tcn_makes_same_different_trivial():
     q2 = q1.clone()
     q2[:10] += 1.0
     diff = similarity_features(tcn(torch.stack([q1, q2]).unsqueeze(0)))[0]
-    assert float(diff[2]) == pytest.approx(torch.sigmoid(torch.tensor(10.0)).item(), abs=1e-3)
+    assert float(diff[2].detach()) == pytest.approx(torch.sigmoid(torch.tensor(10.0)).item(), abs=1e-3)
 
 
 def test_symmetric_similarity_cannot_solve_comparison():
@@ -142,3 +142,54 @@ def test_unseen_relation_generators():
         assert all(pattern(a) == pattern(b) and pattern(a) in {pattern(p) for p in IDENTITY4[phase]} for a, b in zip(seq[:, :4], full_row2))
     with pytest.raises(ValueError, match="phase"):
         UNSEEN["rmts3"][0](tr, 4, g, phase="val")
+
+
+def test_coloured_tasks_and_encoded_front_end():
+    from lscnb.data.relational import colours, coloured
+    from lscnb.models.relational import Encoded, render
+    pal = colours()
+    assert pal.shape == (100, 3) and float(pal.min()) >= 0 and float(pal.max()) <= 1
+    torch.testing.assert_close(pal[0], torch.tensor(np.random.RandomState(0).uniform(size=3)).float())
+    g = torch.Generator().manual_seed(0)
+    seq, y = coloured(TASKS["same_different"][0])(torch.arange(10), 200, g)
+    shape, colour = seq % 100, seq // 100
+    assert int(shape.max()) < 10 and int(colour.max()) < 100 and len(colour.unique()) > 50
+    assert torch.equal(y, (shape[:, 0] != shape[:, 1]).long())            # the label ignores the colour
+    imgs = torch.rand(100, 32, 32)
+    x = render(imgs, torch.tensor([[3, 205]]), pal)
+    assert x.shape == (1, 2, 3, 32, 32)
+    torch.testing.assert_close(x[0, 1], imgs[5] * pal[2][:, None, None])
+    torch.manual_seed(0)
+    frozen = Encoded(CoRelNet(2, 2), imgs)                               # the random encoder: one table, no gradient
+    torch.testing.assert_close(frozen.table, encode_objects(imgs))
+    assert not any(p.requires_grad for p in frozen.encoder.parameters())
+    learned = Encoded(CoRelNet(2, 2), imgs, palette=pal, learn=True, linear=True)
+    loss = learned(seq[:4]).sum() + learned.l1()
+    loss.backward()
+    assert learned.encoder.convs[0].weight.grad is not None and float(learned.l1().detach()) > 0
+    with pytest.raises(ValueError, match="images"):
+        Encoded(CoRelNet(2, 2), torch.rand(100, 32))
+    with pytest.raises(ValueError, match="n_colours"):
+        coloured(TASKS["same_different"][0], n_colours=0)
+
+
+def test_size_comparison_tasks():
+    from lscnb.data.objects import resized
+    from lscnb.data.relational import SIZE_PAIRS, size_comparison
+    imgs = torch.zeros(4, 32, 32)                                              # all-dark objects: area = size^2
+    big = resized(imgs, sizes=(8, 16))
+    assert big.shape == (8, 32, 32) and [int((b < 0.5).sum()) for b in big[::4]] == [64, 256]
+    g = torch.Generator().manual_seed(0)
+    seq, y = size_comparison(torch.arange(10, 20), 101, g, pairs=SIZE_PAIRS["transitive_train"])
+    size, shape = seq // 100, seq % 100
+    assert torch.equal(shape[:, 0], shape[:, 1]) and set(shape.flatten().tolist()) <= set(range(10, 20))
+    assert torch.equal(y, (size[:, 1] > size[:, 0]).long()) and set(map(tuple, size.tolist())) <= set(SIZE_PAIRS["transitive_train"])
+    assert torch.equal(seq[:50], seq[51:101].flip(1))                      # swap-balanced
+    net = CoRelNet(2, 2)
+    with torch.no_grad():
+        pick = torch.cat([torch.arange(50), torch.arange(51, 101)])             # 50 pairs and their swaps
+        assert float((net(torch.randn(300, 128)[seq[pick]]).argmax(-1) == y[pick]).float().mean()) == 0.5
+    with pytest.raises(ValueError, match="pairs"):
+        size_comparison(torch.arange(4), 4, g, pairs=[(1, 1)])
+    with pytest.raises(ValueError, match="sizes"):
+        resized(imgs, sizes=(40,))

@@ -43,3 +43,23 @@ def load_objects(*, fallback: bool = True) -> Objects:
     if not fallback:
         raise FileNotFoundError("esbn_objects/ not found in " + ", ".join(map(str, files.data_roots())))
     return Objects(_rendered(), "100 rendered glyphs (offline stand-in for the ESBN images)")
+
+
+def resized(images: torch.Tensor, sizes=(12, 20, 28)) -> torch.Tensor:
+    """Each object drawn at each size (pixels, at most 32), centred on a white 32x32 canvas: (len(sizes) * N, 32, 32),
+    object ``i`` at size ``sizes[k]`` at index ``k * N + i`` (the comparison tasks of thesis ch. 7)."""
+    import torch.nn.functional as F
+
+    if images.ndim != 3:
+        raise ValueError(f"images must have shape (N, H, W), got {tuple(images.shape)}")
+    out = []
+    for s in sizes:
+        if not 1 <= int(s) <= 32:
+            raise ValueError(f"sizes must lie in 1..32, got {s}")
+        small = F.interpolate(images[:, None].float(), size=(int(s), int(s)), mode="bilinear", antialias=True,
+                              align_corners=False)[:, 0]
+        canvas = torch.ones(images.shape[0], 32, 32)
+        o = (32 - int(s)) // 2
+        canvas[:, o:o + int(s), o:o + int(s)] = small
+        out.append(canvas)
+    return torch.cat(out)

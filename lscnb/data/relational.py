@@ -23,7 +23,12 @@ def _distinct(shapes, batch, k, g):
     """``batch`` rows of ``k`` distinct shapes."""
     if len(shapes) < k:
         raise ValueError(f"shapes must hold at least {k} objects for this task, got {len(shapes)}")
-    return torch.stack([shapes[torch.randperm(len(shapes), generator=g)[:k]] for _ in range(batch)])
+    return shapes[_perms(batch, len(shapes), g)[:, :k]]
+
+
+def _perms(batch: int, n: int, g) -> torch.Tensor:
+    """``batch`` independent random permutations of ``range(n)`` (one vectorised draw)."""
+    return torch.rand(batch, n, generator=g).argsort(1)
 
 
 def same_different(shapes, batch: int, g=None):
@@ -56,10 +61,10 @@ def distribution_of_3(shapes, batch: int, g=None):
     one other, shuffled); label = the option that completes the second row."""
     o = _distinct(shapes, batch, 4, g)
     row1 = o[:, :3]
-    perm = torch.stack([torch.randperm(3, generator=g) for _ in range(batch)])
+    perm = _perms(batch, 3, g)
     row2 = torch.gather(row1, 1, perm)
     answer = row2[:, 2]
-    opts_perm = torch.stack([torch.randperm(4, generator=g) for _ in range(batch)])
+    opts_perm = _perms(batch, 4, g)
     options = torch.gather(o, 1, opts_perm)
     label = (options == answer[:, None]).float().argmax(1)
     return torch.cat([row1, row2[:, :2], options], 1), label
@@ -75,7 +80,7 @@ def identity_rules(shapes, batch: int, g=None):
                         torch.where(pattern == 1, o0, torch.where(pattern == 0, o0, o1))], 1)
     row2 = torch.stack([torch.where(pattern == 0, o1, o2), torch.where(pattern == 0, o1, o3)], 1)
     answer = torch.where(pattern == 0, o1, torch.where(pattern == 1, o2, o3))
-    opts_perm = torch.stack([torch.randperm(4, generator=g) for _ in range(batch)])
+    opts_perm = _perms(batch, 4, g)
     options = torch.gather(o, 1, opts_perm)
     label = (options == answer[:, None]).float().argmax(1)
     return torch.cat([row1, row2, options], 1), label
@@ -131,14 +136,11 @@ def same_different6(shapes, batch: int, g=None, phase: str = "train"):
     pats = SAME_DIFF6[_phase(phase)]
     o = _distinct(shapes, batch, 2, g)
     label = torch.arange(batch) % 2
-    pairs = [pats["same"], pats["different"]]
-    first, second = [], []
-    for b in range(batch):
-        p = pairs[int(label[b])]
-        f, s = p[int(torch.randint(len(p), (1,), generator=g))]
-        first.append(f), second.append(s)
-    zeros = torch.arange(batch)
-    return torch.cat([_fill(o, first, zeros), _fill(o, second, zeros)], 1), label
+    same, diff = pats["same"], pats["different"]
+    pairs = same + diff
+    pick = torch.where(label == 0, torch.randint(len(same), (batch,), generator=g),
+                       len(same) + torch.randint(len(diff), (batch,), generator=g))
+    return torch.cat([_fill(o, [p[0] for p in pairs], pick), _fill(o, [p[1] for p in pairs], pick)], 1), label
 
 
 def rmts3(shapes, batch: int, g=None, phase: str = "train"):
@@ -172,3 +174,46 @@ def identity_rules4(shapes, batch: int, g=None, phase: str = "train", missing: b
 UNSEEN = {"rmts3": (rmts3, 9, 2), "same_diff6": (same_different6, 6, 2), "identity_rules4": (identity_rules4, 13, 6),
           "identity_rules4_missing": (lambda *a, **k: identity_rules4(*a, missing=True, **k), 13, 6)}
 """Unseen-relation tasks (Fig. 5.5): name -> (generator taking ``phase``, T, classes)."""
+
+
+# --------------------------------------------------------------------------------------------- spurious features (§5.4.3)
+def colours(n: int = 100, seed: int = 0) -> torch.Tensor:
+    """``n`` RGB colours in [0, 1]^3, as the authors' code draws them (``RandomState(0).uniform(size=(n, 3))``)."""
+    import numpy as np
+
+    return torch.from_numpy(np.random.RandomState(seed).uniform(size=(checks.positive_int(n, "n"), 3))).float()
+
+
+def coloured(fn, n_colours: int = 100, n_shapes: int = 100):
+    """The task ``fn`` with a spurious feature: every object gets a colour drawn uniformly (with replacement) from
+    ``n_colours``, independently of its shape and of the label. Sequences index (shape, colour) pairs as
+    ``colour * n_shapes + shape``; the label still depends on the shapes only."""
+    checks.positive_int(n_colours, "n_colours")
+
+    def gen(shapes, batch: int, g=None, **kw):
+        seq, y = fn(shapes, batch, g, **kw)
+        return seq + n_shapes * torch.randint(n_colours, seq.shape, generator=g), y
+
+    gen.__doc__ = f"{fn.__name__} with a random colour per object (index = colour * {n_shapes} + shape)."
+    return gen
+
+
+# --------------------------------------------------------------------------------------------- sizes (ch. 7)
+SIZE_PAIRS = {"comparison": [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0)],
+              "transitive_train": [(1, 2), (2, 1), (0, 1), (1, 0)], "transitive_test": [(0, 2), (2, 0)]}
+"""Size-index pairs (0 small, 1 medium, 2 large) of the comparison tasks (Fig. 7.2): transitive comparison trains on
+(M, L), (L, M), (S, M), (M, S) and tests on (S, L), (L, S)."""
+
+
+def size_comparison(shapes, batch: int, g=None, pairs=None, n_shapes: int = 100):
+    """Two copies of one shape at two sizes; label = the position of the larger (an antisymmetric relation). Indices
+    ``size * n_shapes + shape`` (see :func:`lscnb.data.objects.resized`); ``pairs`` of size indices are drawn
+    uniformly; every sample also appears with its two objects swapped (a swap-balanced task)."""
+    pairs = torch.tensor(SIZE_PAIRS["comparison"] if pairs is None else pairs)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or bool((pairs[:, 0] == pairs[:, 1]).any()):
+        raise ValueError(f"pairs must be a list of (size, size) pairs of distinct sizes, got {pairs.tolist()}")
+    half = (batch + 1) // 2
+    shape = shapes[torch.randint(len(shapes), (half,), generator=g)]
+    p = pairs[torch.randint(len(pairs), (half,), generator=g)]
+    p, shape = torch.cat([p, p.flip(1)])[:batch], torch.cat([shape, shape])[:batch]
+    return p * n_shapes + shape[:, None], (p[:, 1] > p[:, 0]).long()

@@ -12,9 +12,10 @@ import torch
 
 from .. import plot
 from ..config import Profile
-from ..data.objects import load_objects
-from ..data.relational import TASKS, UNSEEN, comparison, split
-from ..models.relational import ESBN, CoRelNet, CoRelNetT, LSTMBaseline, MLPBaseline, TransformerBaseline, encode_objects
+from ..data.objects import load_objects, resized
+from ..data.relational import SIZE_PAIRS, TASKS, UNSEEN, colours, coloured, comparison, size_comparison, split
+from ..models.relational import (ESBN, CoRelNet, CoRelNetT, Encoded, LSTMBaseline, MLPBaseline, TransformerBaseline,
+                                 encode_objects)
 from ..sweep import Run, gather
 
 CHAPTER = "corelnet"
@@ -46,15 +47,20 @@ def make_model(model: str, task: str):
 
 
 def train_eval(model, emb, gen_fn, train_shapes, test_shapes, iters: int, test: int, seed: int, lr: float = 5e-4,
-               test_fn=None) -> dict:
+               test_fn=None, l1: float = 0.0) -> dict:
     """Adam (lr 5e-4 as in the code, batch 96) on fresh samples from the training shapes; accuracy on the test shapes (OOD) and
-    on the training shapes. ``test_fn`` (default ``gen_fn``) generates the OOD test set (unseen relations)."""
+    on the training shapes. ``test_fn`` (default ``gen_fn``) generates the OOD test set (unseen relations). ``emb``
+    (N, 128) is the frozen object table, or ``None`` for a model that takes index sequences (:class:`Encoded`),
+    whose ``l1()`` is added to the loss with weight ``l1``."""
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
+    inputs = (lambda seq: seq) if emb is None else (lambda seq: emb[seq])
     losses = []
     for it in range(iters):
         seq, y = gen_fn(train_shapes, 96, g)
-        loss = torch.nn.functional.cross_entropy(model(emb[seq]), y)
+        loss = torch.nn.functional.cross_entropy(model(inputs(seq)), y)
+        if l1:
+            loss = loss + l1 * model.l1()
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -63,7 +69,8 @@ def train_eval(model, emb, gen_fn, train_shapes, test_shapes, iters: int, test: 
     with torch.no_grad():
         for name, shapes, fn in (("ood", test_shapes, test_fn or gen_fn), ("iid", train_shapes, gen_fn)):
             seq, y = fn(shapes, test, torch.Generator().manual_seed(10_000 + seed))
-            out[name] = float((model(emb[seq]).argmax(-1) == y).float().mean())
+            pred = torch.cat([model(inputs(s)).argmax(-1) for s in seq.split(1000)])
+            out[name] = float((pred == y).float().mean())
     return out
 
 
@@ -96,16 +103,17 @@ def ablation_runs(scale: str) -> list[Run]:
 M_GRID = {t: [0, 50, 85, m] for t, m in EXTREME_M.items()}
 CURVE_MODELS = {"corelnet": "CoRelNet", "corelnet_t": "CoRelNet-T", "esbn": "ESBN", "transformer": "Transformer",
                 "lstm": "LSTM", "mlp": "MLP"}
-CURVE_SIZES = {"quick": dict(tasks=["same_different"], iters=60, seeds=[0], test=1000),
-               "full": dict(tasks=list(TASKS), iters=5000, seeds=[0, 1, 2], test=20000)}
+CURVE_SIZES = {"quick": dict(tasks=["same_different"], iters=60, seeds=[0], test=1000, skip=[50]),
+               "full": dict(tasks=list(TASKS), iters=5000, seeds=[0, 1, 2], test=20000, skip=[])}
 
 
 def mcurve_runs(scale: str) -> list[Run]:
-    """Every model at every held-out count m of the grid; quick: same/different only, 60 iterations."""
+    """Every model at every held-out count m of the grid; quick: same/different only, m in {0, 85, 98}, 60 iterations."""
     s = CURVE_SIZES[scale]
     return [Run(CHAPTER, "mcurve", f"{task}-{model}-m{m}-s{seed}", task_run,
                 dict(task=task, model=model, m=m, iters=s["iters"], test=s["test"], seed=seed))
-            for task in s["tasks"] for model in CURVE_MODELS for m in M_GRID[task] for seed in s["seeds"]]
+            for task in s["tasks"] for model in CURVE_MODELS for m in M_GRID[task] if m not in s["skip"]
+            for seed in s["seeds"]]
 
 
 def fig_mcurve(profile: Profile):
@@ -178,21 +186,26 @@ def unseen_run(cfg: dict, ctx) -> dict:
     train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
     fn = UNSEEN[cfg["task"]][0]
     out = train_eval(make_model(cfg["model"], cfg["task"]), emb, lambda sh, b, g: fn(sh, b, g, phase="train"),
-                     train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"],
+                     train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4),
                      test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"))
     out["objects"] = source
     return out
 
 
-UNSEEN_SIZES = {"quick": dict(models=["corelnet", "transformer"], iters=300, seeds=[0], test=1000),
-                "full": dict(models=list(CURVE_MODELS), iters=5000, seeds=[0, 1, 2], test=20000)}
+UNSEEN_SIZES = {"quick": dict(iters={"corelnet": 800, "mlp": 100}, cap={"rmts3": 300, "same_diff6": 300}, lr=2e-3,
+                              seeds=[0], test=1000),
+                "full": dict(iters={m: 5000 for m in CURVE_MODELS}, cap={}, lr=5e-4, seeds=[0, 1, 2], test=20000)}
+"""Quick: CoRelNet and the cheapest sensory baseline (an MLP), at lr 2e-3 (4x the paper's) so that identity rules 4
+is learned in 800 steps (at 5e-4 it is still at 0.6 training accuracy after 600); RMTS 3 and same/diff 6 are done
+after 300 (``cap``). The full profile is the paper's 5000 steps at 5e-4 for every model."""
 
 
 def unseen_runs(scale: str) -> list[Run]:
     s = UNSEEN_SIZES[scale]
     return [Run(CHAPTER, "unseen", f"{task}-{model}-s{seed}", unseen_run,
-                dict(task=task, model=model, m=m, iters=s["iters"], test=s["test"], seed=seed))
-            for task, m in UNSEEN_M.items() for model in s["models"] for seed in s["seeds"]]
+                dict(task=task, model=model, m=m, iters=min(it, s["cap"].get(task, it)), lr=s["lr"], test=s["test"],
+                     seed=seed))
+            for task, m in UNSEEN_M.items() for model, it in s["iters"].items() for seed in s["seeds"]]
 
 
 def fig_unseen(profile: Profile):
@@ -214,6 +227,130 @@ def show_unseen(col) -> None:
     plot.show(fig, col, data=f"{col[0]['objects']}, random frozen encoder",
               note="The thesis shows bars without numbers: compare rankings (CoRelNet best; near-perfect on RMTS3 and "
                    "identity rules 4; every model drops on identity rules 4 missing).")
+
+
+THESIS_UNSEEN = {"rmts3": "CoRelNet near-perfect, above ESBN and Transformer",
+                 "same_diff6": "CoRelNet above ESBN and Transformer",
+                 "identity_rules4": "CoRelNet near-perfect, above ESBN and Transformer",
+                 "identity_rules4_missing": "every model drops (two 'essential' patterns missing)"}
+"""What Fig. 5.5 (left) and §5.6 say per task; the thesis prints no numbers."""
+
+
+def unseen_table(col) -> list[dict]:
+    """One row per task: our mean accuracy per model (unseen relations on held-out objects), the thesis's claim."""
+    acc = accuracy_table(col)
+    models = [m for m in CURVE_MODELS if any(k[1] == m for k in acc)]
+    return [{"task": f"{t} (m = {m})", **{CURVE_MODELS[k]: acc[(t, k)] for k in models if (t, k) in acc},
+             "thesis (Fig. 5.5, §5.6)": THESIS_UNSEEN[t]} for t, m in UNSEEN_M.items()]
+
+
+# --------------------------------------------------------------------------------------------- Fig. 5.6
+ENCODERS = {"random": "random encoder (frozen)", "linear": "frozen encoder + learned linear layer",
+            "learned": "learned encoder", "learned_l1": "learned encoder + L1 linear layer"}
+L1 = {"rmts": 5.0}
+"""Fig. 5.6's L1 weights on the extra linear layer's sum of |w|: 5 for RMTS, 1 otherwise (thesis; the authors' code
+defaults to 1e-3)."""
+
+
+def _encoded_run(cfg: dict, palette) -> dict:
+    """One model on a basic task behind the encoder ``cfg["encoder"]`` (a key of :data:`ENCODERS`), objects coloured by
+    ``palette`` (or grey)."""
+    torch.manual_seed(cfg["seed"])
+    objs = load_objects()
+    enc = cfg["encoder"]
+    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, palette=palette, seed=cfg["seed"],
+                  learn=enc in ("learned", "learned_l1"), linear=enc in ("linear", "learned_l1"))
+    gen = TASKS[cfg["task"]][0] if palette is None else coloured(TASKS[cfg["task"]][0], len(palette))
+    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    out = train_eval(net, None, gen, train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"],
+                     lr=cfg.get("lr", 5e-4), l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0)
+    out["objects"] = objs.source
+    return out
+
+
+def spurious_run(cfg: dict, ctx) -> dict:
+    """One model on a basic task whose objects carry a random background colour (a spurious feature), behind an
+    encoder that is frozen and random, frozen with a learned linear layer on top, or learned (with or without the
+    L1-penalised linear layer)."""
+    return _encoded_run(cfg, colours())
+
+
+def encoder_run(cfg: dict, ctx) -> dict:
+    """One model on a basic task (grey objects) behind a random frozen or a learned conv encoder (Fig. 5.4 right)."""
+    return _encoded_run(cfg, None)
+
+
+ENCODER_SIZES = {"quick": dict(tasks=["same_different"], models=["corelnet"], iters=100, seeds=[0], test=1000),
+                 "full": dict(tasks=list(TASKS), models=["corelnet", "corelnet_t", "esbn"], iters=5000, seeds=[0, 1, 2],
+                              test=20000)}
+"""Quick: same/different only (two images a sample; the conv encoder trains at ~0.1 s a step on this CPU)."""
+
+
+def encoder_runs(scale: str) -> list[Run]:
+    s = ENCODER_SIZES[scale]
+    return [Run(CHAPTER, "encoder", f"{task}-{model}-{enc}-s{seed}", encoder_run,
+                dict(task=task, model=model, encoder=enc, m=EXTREME_M[task], iters=s["iters"], test=s["test"], seed=seed))
+            for task in s["tasks"] for model in s["models"] for enc in ("random", "learned") for seed in s["seeds"]]
+
+
+def fig_encoder(profile: Profile):
+    return gather(encoder_runs, profile, subset="extreme m only, 3 of 10 seeds")
+
+
+def encoder_table(col) -> list[dict]:
+    """One row per (task, model): OOD accuracy with the random and with the learned encoder (means over seeds)."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["model"]), {}).setdefault(r.config["encoder"], []).append(r["ood"])
+    return [{"task": t, "model": CURVE_MODELS[m], **{f"{e} encoder": float(np.mean(v[e])) for e in ("random", "learned") if e in v}}
+            for (t, m), v in out.items()]
+
+
+SPURIOUS_SIZES = {"quick": dict(tasks=["dist3"], models=["corelnet"], encoders=["random", "linear"], iters=500, lr=2e-3,
+                                seeds=[0], test=1000),
+                  "full": dict(tasks=list(TASKS), models=["corelnet", "esbn"], encoders=["random", "learned", "learned_l1"],
+                               iters=5000, lr=5e-4, seeds=[0, 1, 2], test=20000)}
+"""Quick: distribution-of-3 only, CoRelNet, the frozen random encoder against the cheapest learned encoder (a linear
+layer on the frozen conv features; training the conv encoder itself costs ~0.3 s a step on this CPU)."""
+
+
+def spurious_runs(scale: str) -> list[Run]:
+    s = SPURIOUS_SIZES[scale]
+    return [Run(CHAPTER, "spurious", f"{task}-{model}-{enc}-s{seed}", spurious_run,
+                dict(task=task, model=model, encoder=enc, m=EXTREME_M[task], iters=s["iters"], lr=s["lr"], test=s["test"],
+                     seed=seed))
+            for task in s["tasks"] for model in s["models"] for enc in s["encoders"] for seed in s["seeds"]]
+
+
+def fig_spurious(profile: Profile):
+    return gather(spurious_runs, profile, subset="extreme m only, 3 of 10 seeds, CoRelNet and ESBN")
+
+
+def spurious_table(col) -> dict:
+    """``{(task, encoder): (mean OOD accuracy, mean accuracy on the training shapes)}`` over models and seeds."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["encoder"]), []).append((r["ood"], r["iid"]))
+    return {k: tuple(float(x) for x in np.mean(v, 0)) for k, v in out.items()}
+
+
+def show_spurious(col) -> None:
+    acc = spurious_table(col)
+    tasks = [t for t in TASKS if any(k[0] == t for k in acc)]
+    encs = [e for e in ENCODERS if any(k[1] == e for k in acc)]
+    fig, ax = plot.figure(1, 1, width=2.2 * len(tasks) + 3.5, height=3.4)
+    w = 0.8 / (2 * len(encs))
+    for i, e in enumerate(encs):
+        for j, (what, hatch) in enumerate((("OOD", None), ("training shapes", "//"))):
+            x = np.arange(len(tasks)) + (2 * i + j - (2 * len(encs) - 1) / 2) * w
+            ax[0, 0].bar(x, [acc.get((t, e), (np.nan, np.nan))[j] for t in tasks], w, color=f"C{i}", hatch=hatch,
+                         alpha=1 if j == 0 else 0.5, label=f"{ENCODERS[e]}, {what}")
+    ax[0, 0].set_xticks(range(len(tasks)), [f"{t} + colour\n(m = {EXTREME_M[t]})" for t in tasks])
+    ax[0, 0].set(ylabel="test accuracy", ylim=(0, 1.05), title="spurious colour features (Fig. 5.6)")
+    ax[0, 0].legend(fontsize=7)
+    plot.show(fig, col, data=f"{col[0]['objects']} on 100 background colours (RandomState(0)), averaged over models",
+              note="The thesis shows bars without numbers: the random encoder is poor, a learned encoder better but "
+                   "struggling, and it often needs the L1 layer.")
 
 
 # --------------------------------------------------------------------------------------------- ch. 7
@@ -259,9 +396,64 @@ def show_comparison(col) -> None:
     plot.show(fig, col, data=f"{col[0]['objects']}, hidden random order, random frozen encoder")
 
 
+# --------------------------------------------------------------------------------------------- Figs. 7.1, 7.2
+SIZE_MODELS = {"corelnet": "CoRelNet", "asym": "asymmetric CoRelNet", "diff": "CoRelNet diff", "esbn": "ESBN"}
+
+
+def sizes_run(cfg: dict, ctx) -> dict:
+    """Which of two copies of a shape is larger? ``comparison``: all size pairs in training and test; ``transitive``:
+    trained on (M, L), (S, M) and their swaps, tested on (S, L), (L, S). Test objects are held-out shapes; random frozen
+    encoder on the objects drawn at 12, 20 and 28 pixels."""
+    torch.manual_seed(cfg["seed"])
+    objs = load_objects()
+    emb = encode_objects(resized(objs.images), seed=cfg["seed"])
+    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    train, test = ((SIZE_PAIRS["comparison"],) * 2 if cfg["task"] == "comparison"
+                   else (SIZE_PAIRS["transitive_train"], SIZE_PAIRS["transitive_test"]))
+    out = train_eval(make_model(cfg["model"], "comparison"), emb, lambda sh, b, g: size_comparison(sh, b, g, pairs=train),
+                     train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4),
+                     test_fn=lambda sh, b, g: size_comparison(sh, b, g, pairs=test))
+    out["objects"] = objs.source
+    return out
+
+
+SIZES_SIZES = {"quick": dict(models=["corelnet", "asym", "diff"], iters=500, lr=2e-3, seeds=[0], test=1000),
+               "full": dict(models=list(SIZE_MODELS), iters=5000, lr=5e-4, seeds=[0, 1, 2], test=20000)}
+
+
+def sizes_runs(scale: str) -> list[Run]:
+    s = SIZES_SIZES[scale]
+    return [Run(CHAPTER, "sizes", f"{task}-{model}-s{seed}", sizes_run,
+                dict(task=task, model=model, m=95, iters=s["iters"], lr=s["lr"], test=s["test"], seed=seed))
+            for task in ("comparison", "transitive") for model in s["models"] for seed in s["seeds"]]
+
+
+def fig_sizes(profile: Profile):
+    return gather(sizes_runs, profile, subset="3 of 10 seeds, m = 95 held-out shapes (the thesis does not give m), "
+                                              "no CoRelNet-mix, no asymmetric ESBN")
+
+
+def show_sizes(col) -> None:
+    acc = accuracy_table(col)
+    models = [m for m in SIZE_MODELS if any(k[1] == m for k in acc)]
+    fig, ax = plot.figure(1, 1, width=6.5, height=3.4)
+    w = 0.8 / len(models)
+    for i, m in enumerate(models):
+        ax[0, 0].bar(np.arange(2) + (i - (len(models) - 1) / 2) * w, [acc.get((t, m), np.nan) for t in ("comparison", "transitive")],
+                     w, label=SIZE_MODELS[m], color=f"C{i}")
+    ax[0, 0].axhline(0.5, **plot.PAPER, label="chance")
+    ax[0, 0].set_xticks(range(2), ["comparison", "transitive comparison\n(test: S vs L only)"])
+    ax[0, 0].set(ylabel="accuracy on held-out shapes", ylim=(0, 1.05), title="which is larger? (Fig. 7.2)")
+    ax[0, 0].legend(fontsize=7)
+    plot.show(fig, col, data=f"{col[0]['objects']} at 12, 20, 28 px, random frozen encoder",
+              note="The thesis shows bars only: symmetric models fail, asymmetric ones improve on comparison, "
+                   "CoRelNet diff solves both.")
+
+
 # --------------------------------------------------------------------------------------------- bookkeeping
 FIGURES = {"ood": ood_runs, "ablation": ablation_runs, "comparison": comparison_runs, "mcurve": mcurve_runs,
-           "unseen": unseen_runs}
+           "unseen": unseen_runs, "spurious": spurious_runs, "encoder": encoder_runs,
+           "sizes": sizes_runs}
 
 TABLE_5_1 = {"same (hexominoes)": {"CoRelNet": 94.7, "CoRelNet-T": 98.7, "ESBN": 60.9, "PrediNet": 99.1, "Transformer": 96.3},
              "between (hexominoes)": {"CoRelNet": 96.6, "CoRelNet-T": 91.9, "ESBN": 79.5, "PrediNet": 94.4, "Transformer": 90.9},
@@ -282,14 +474,21 @@ REPRODUCES = [
      "data": "ESBN object images (offline glyphs if absent)", "note": "CoRelNet and Transformer only; ESBN, CoRelNet-T, PrediNet not yet",
      "gap": gap_ood},
     {"source": "Fig. 5.4", "what": "relational vs relational + sensory; symmetric vs asymmetric", "figure": "ablation",
-     "data": "ESBN object images", "note": "random vs learned encoder not yet"},
+     "data": "ESBN object images", "note": "CoRelNet ablations; random vs learned encoder is figure 'encoder'"},
+    {"source": "Fig. 5.4 (right)", "what": "random frozen vs learned conv encoder", "figure": "encoder",
+     "data": "ESBN object images", "note": "quick: same/different, CoRelNet, 100 steps; full: 4 tasks, CoRelNet, "
+                                           "CoRelNet-T, ESBN (owed: needs a GPU)"},
     {"source": "Table 5.1, Table C.2", "what": "Relational Games OOD accuracy", "figure": None,
-     "data": "Relational Games (a re-creation needed)", "note": "not reproduced yet (paper numbers shown)"},
+     "data": "Relational Games (a re-creation needed)",
+     "note": "not reproduced yet (paper numbers shown); a sequentialised generator is owed"},
     {"source": "Fig. 5.5 (left)", "what": "unseen relations (RMTS3, same/diff6, identity rules 4 and 4 missing)",
      "figure": "unseen", "data": "ESBN object images",
-     "note": "generators and sweep in lscnb (tested); not yet shown in the chapter: quick calibration owed (identity "
-             "rules 4 needs more than 300 steps); PrediNet and the right panel not yet"},
-    {"source": "Fig. 5.6", "what": "spurious colour features", "figure": None, "data": "", "note": "not reproduced yet"},
+     "note": "quick: CoRelNet and an MLP at lr 2e-3; full: six models (no PrediNet) at the paper's 5000 steps, 5e-4; "
+             "the right panel (random vs learned encoder) not yet"},
+    {"source": "Fig. 5.6", "what": "spurious colour features: random vs learned encoder (+ L1)", "figure": "spurious",
+     "data": "ESBN object images on 100 background colours",
+     "note": "quick: dist3, CoRelNet, random encoder vs a learned linear layer on it; full: 4 tasks, CoRelNet and ESBN, "
+             "random / learned / learned + L1 conv encoder (owed: needs a GPU)"},
     {"source": "Figs. C.6, C.13", "what": "accuracy vs m: CoRelNet, CoRelNet-T, ESBN vs Transformer, LSTM, MLP",
      "figure": "mcurve", "data": "ESBN object images", "note": "random frozen encoder; PrediNet, MNM, NTM, RN not yet"},
     {"source": "Figs. C.1-C.5, C.7-C.12", "what": "other appendix curves", "figure": None, "data": "",
@@ -297,5 +496,8 @@ REPRODUCES = [
     {"source": "Table C.3", "what": "parameter counts", "figure": None, "data": "none",
      "note": "CoRelNet rows reproduced exactly (unit test and chapter table)"},
     {"source": "Figs. 7.1-7.3", "what": "comparison tasks: symmetric similarity fails, differences succeed",
-     "figure": "comparison", "data": "ESBN object images, hidden order", "note": "comparison only (transitive not yet)"},
+     "figure": "comparison", "data": "ESBN object images, hidden order", "note": "a hidden-order variant"},
+    {"source": "Figs. 7.1, 7.2", "what": "comparison and transitive comparison of sizes", "figure": "sizes",
+     "data": "ESBN object images at 3 sizes", "note": "CoRelNet, asymmetric CoRelNet, CoRelNet diff (+ ESBN in full); "
+                                                     "CoRelNet-mix and Fig. 7.3 not reproduced"},
 ]

@@ -46,6 +46,58 @@ def encode_objects(images: torch.Tensor, seed: int = 0) -> torch.Tensor:
         return ConvEncoder(seed=seed)(images.unsqueeze(1).expand(-1, 3, -1, -1).float())
 
 
+def render(images: torch.Tensor, index: torch.Tensor, palette: torch.Tensor | None = None) -> torch.Tensor:
+    """RGB images (..., 3, 32, 32) of objects ``index``: grey glyphs ``images`` (N, 32, 32) repeated over 3 channels,
+    or, with a ``palette`` (K, 3), glyph ``index % N`` multiplied channel-wise by colour ``index // N`` (dark lines on a
+    coloured background, the spurious-feature tasks)."""
+    n = images.shape[0]
+    x = images[index % n].unsqueeze(-3)
+    if palette is None:
+        return x.expand(*x.shape[:-3], 3, *x.shape[-2:])
+    return x * palette[index // n][..., :, None, None]
+
+
+class Encoded(nn.Module):
+    """A relational model behind an image encoder: ``forward(seq)`` renders the objects of the index sequences
+    ``seq`` (B, T), encodes them and calls ``model`` on the (B, T, 128) codes. ``learn=False`` is the thesis's random
+    encoder (frozen; the whole object table is encoded once), ``learn=True`` trains the conv encoder with the model.
+    ``linear`` adds the thesis's extra Linear(128, 128) after the encoder, whose weights :meth:`l1` penalises (Fig. 5.6)."""
+
+    def __init__(self, model: nn.Module, images: torch.Tensor, *, palette: torch.Tensor | None = None,
+                 learn: bool = False, linear: bool = False, seed: int = 0):
+        super().__init__()
+        checks.tensor(images, "images", ndim=3)
+        self.model, self.learn = model, bool(learn)
+        self.register_buffer("images", images.float())
+        self.register_buffer("palette", None if palette is None else checks.tensor(palette, "palette", ndim=2).float())
+        self.encoder = ConvEncoder(seed=seed)
+        self.linear = nn.Linear(128, 128) if linear else None
+        if not self.learn:
+            self.encoder.requires_grad_(False)
+            k = 1 if palette is None else palette.shape[0]
+            with torch.no_grad():
+                table = torch.cat([self.encoder(render(self.images, i, self.palette))
+                                   for i in torch.arange(k * images.shape[0]).split(1000)])
+            self.register_buffer("table", table)
+
+    def codes(self, seq: torch.Tensor) -> torch.Tensor:
+        """The (B, T, 128) encoder outputs (after the linear layer if any) of the objects ``seq``."""
+        if self.learn:
+            z = self.encoder(render(self.images, seq.flatten(), self.palette)).view(*seq.shape, -1)
+        else:
+            z = self.table[seq]
+        return z if self.linear is None else self.linear(z)
+
+    def forward(self, seq: torch.Tensor) -> torch.Tensor:
+        return self.model(self.codes(seq))
+
+    def l1(self) -> torch.Tensor:
+        """Sum of absolute weights and biases of the linear layer (0 without one)."""
+        if self.linear is None:
+            return self.images.new_zeros(())
+        return self.linear.weight.abs().sum() + self.linear.bias.abs().sum()
+
+
 class TCN(nn.Module):
     """Temporal context normalisation: each feature standardised over the sequence (unbiased variance + 1e-8),
     then scaled and shifted; ``segments`` normalises groups of steps separately (RMTS: pairs)."""
