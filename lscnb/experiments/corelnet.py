@@ -47,18 +47,22 @@ def make_model(model: str, task: str):
 
 
 def train_eval(model, emb, gen_fn, train_shapes, test_shapes, iters: int, test: int, seed: int, lr: float = 5e-4,
-               test_fn=None, l1: float = 0.0) -> dict:
+               test_fn=None, l1: float = 0.0, device="cpu") -> dict:
     """Adam (lr 5e-4 as in the code, batch 96) on fresh samples from the training shapes; accuracy on the test shapes (OOD) and
     on the training shapes. ``test_fn`` (default ``gen_fn``) generates the OOD test set (unseen relations). ``emb``
     (N, 128) is the frozen object table, or ``None`` for a model that takes index sequences (:class:`Encoded`),
-    whose ``l1()`` is added to the loss with weight ``l1``."""
+    whose ``l1()`` is added to the loss with weight ``l1``. Samples are drawn on the CPU (the same stream on any
+    machine) and moved to ``device``, where the model and the object table compute."""
+    device = torch.device(device)
     g = torch.Generator().manual_seed(seed)
+    model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    inputs = (lambda seq: seq) if emb is None else (lambda seq: emb[seq])
+    emb = None if emb is None else emb.to(device)
+    inputs = (lambda seq: seq.to(device)) if emb is None else (lambda seq: emb[seq.to(device)])
     losses = []
     for it in range(iters):
         seq, y = gen_fn(train_shapes, 96, g)
-        loss = torch.nn.functional.cross_entropy(model(inputs(seq)), y)
+        loss = torch.nn.functional.cross_entropy(model(inputs(seq)), y.to(device))
         if l1:
             loss = loss + l1 * model.l1()
         opt.zero_grad()
@@ -70,7 +74,7 @@ def train_eval(model, emb, gen_fn, train_shapes, test_shapes, iters: int, test: 
         for name, shapes, fn in (("ood", test_shapes, test_fn or gen_fn), ("iid", train_shapes, gen_fn)):
             seq, y = fn(shapes, test, torch.Generator().manual_seed(10_000 + seed))
             pred = torch.cat([model(inputs(s)).argmax(-1) for s in seq.split(1000)])
-            out[name] = float((pred == y).float().mean())
+            out[name] = float((pred == y.to(device)).float().mean())
     return out
 
 
@@ -80,7 +84,7 @@ def task_run(cfg: dict, ctx) -> dict:
     emb, source = _embeddings(cfg["seed"])
     train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
     out = train_eval(make_model(cfg["model"], cfg["task"]), emb, TASKS[cfg["task"]][0], train_shapes, test_shapes,
-                     cfg["iters"], cfg["test"], cfg["seed"])
+                     cfg["iters"], cfg["test"], cfg["seed"], device=ctx.device)
     out["objects"] = source
     return out
 
@@ -187,7 +191,7 @@ def unseen_run(cfg: dict, ctx) -> dict:
     fn = UNSEEN[cfg["task"]][0]
     out = train_eval(make_model(cfg["model"], cfg["task"]), emb, lambda sh, b, g: fn(sh, b, g, phase="train"),
                      train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4),
-                     test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"))
+                     test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"), device=ctx.device)
     out["objects"] = source
     return out
 
@@ -252,7 +256,7 @@ L1 = {"rmts": 5.0}
 defaults to 1e-3)."""
 
 
-def _encoded_run(cfg: dict, palette) -> dict:
+def _encoded_run(cfg: dict, palette, device="cpu") -> dict:
     """One model on a basic task behind the encoder ``cfg["encoder"]`` (a key of :data:`ENCODERS`), objects coloured by
     ``palette`` (or grey)."""
     torch.manual_seed(cfg["seed"])
@@ -263,7 +267,7 @@ def _encoded_run(cfg: dict, palette) -> dict:
     gen = TASKS[cfg["task"]][0] if palette is None else coloured(TASKS[cfg["task"]][0], len(palette))
     train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
     out = train_eval(net, None, gen, train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"],
-                     lr=cfg.get("lr", 5e-4), l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0)
+                     lr=cfg.get("lr", 5e-4), l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0, device=device)
     out["objects"] = objs.source
     return out
 
@@ -272,12 +276,12 @@ def spurious_run(cfg: dict, ctx) -> dict:
     """One model on a basic task whose objects carry a random background colour (a spurious feature), behind an
     encoder that is frozen and random, frozen with a learned linear layer on top, or learned (with or without the
     L1-penalised linear layer)."""
-    return _encoded_run(cfg, colours())
+    return _encoded_run(cfg, colours(), ctx.device)
 
 
 def encoder_run(cfg: dict, ctx) -> dict:
     """One model on a basic task (grey objects) behind a random frozen or a learned conv encoder (Fig. 5.4 right)."""
-    return _encoded_run(cfg, None)
+    return _encoded_run(cfg, None, ctx.device)
 
 
 ENCODER_SIZES = {"quick": dict(tasks=["same_different"], models=["corelnet"], iters=100, seeds=[0], test=1000),
@@ -366,7 +370,7 @@ def comparison_run(cfg: dict, ctx) -> dict:
         return comparison(sh, b, g, rank=rank)
 
     out = train_eval(make_model(cfg["model"], "comparison"), emb, gen, shapes, shapes, cfg["iters"], cfg["test"], cfg["seed"],
-                     lr=2e-3)
+                     lr=2e-3, device=ctx.device)
     out["objects"] = source
     return out
 
@@ -412,7 +416,7 @@ def sizes_run(cfg: dict, ctx) -> dict:
                    else (SIZE_PAIRS["transitive_train"], SIZE_PAIRS["transitive_test"]))
     out = train_eval(make_model(cfg["model"], "comparison"), emb, lambda sh, b, g: size_comparison(sh, b, g, pairs=train),
                      train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4),
-                     test_fn=lambda sh, b, g: size_comparison(sh, b, g, pairs=test))
+                     test_fn=lambda sh, b, g: size_comparison(sh, b, g, pairs=test), device=ctx.device)
     out["objects"] = objs.source
     return out
 

@@ -122,7 +122,7 @@ def similarity_features(z: torch.Tensor, *, causal: bool = True) -> torch.Tensor
         return torch.softmax(s, -1).flatten(-2)
     mask = torch.ones(T, T, dtype=torch.bool, device=z.device).tril()
     r = torch.softmax(s.masked_fill(~mask, float("-inf")), -1)
-    i, j = torch.tril_indices(T, T)
+    i, j = torch.tril_indices(T, T, device=z.device)
     return r[..., i, j]
 
 
@@ -153,8 +153,8 @@ class CoRelNet(nn.Module):
         if self.variant == "asym":
             s = self.W1(z) @ self.W2(z).transpose(-1, -2)
             T = s.shape[-1]
-            mask = torch.ones(T, T, dtype=torch.bool).tril()
-            i, j = torch.tril_indices(T, T)
+            mask = torch.ones(T, T, dtype=torch.bool, device=s.device).tril()
+            i, j = torch.tril_indices(T, T, device=s.device)
             return torch.softmax(s.masked_fill(~mask, float("-inf")), -1)[..., i, j]
         f = similarity_features(z, causal=self.causal)
         return torch.cat([f, z.flatten(1)], -1) if self.variant == "cat" else f
