@@ -357,10 +357,12 @@ def drnn_run(cfg: dict, ctx) -> dict:
         return torch.nn.functional.cross_entropy(logits.reshape(-1, classes), y.repeat_interleave(x.shape[1]))
 
     def evaluate(m):
-        return {"accuracy": sum(mode_accuracy(m(encode(xte[i:i + 500])), yte[i:i + 500]) * len(yte[i:i + 500])
-                                for i in range(0, len(yte), 500)) / len(yte)}
+        dev = next(m.parameters()).device
+        return {"accuracy": sum(mode_accuracy(m(encode(xte[i:i + 500]).to(dev)), yte[i:i + 500].to(dev))
+                                * len(yte[i:i + 500]) for i in range(0, len(yte), 500)) / len(yte)}
 
-    hist = fit(model, batch, loss, steps=cfg["steps"], lr=cfg["lr"], eval_fn=evaluate,
+    # pre-training and the gradient profile above ran on the CPU; training runs on ctx.device
+    hist = fit(model, batch, loss, steps=cfg["steps"], lr=cfg["lr"], eval_fn=evaluate, device=ctx.device,
                eval_every=max(1, cfg["steps"] // 4), progress=False, desc=f"{cfg['kind']} {cfg['target']}")
     acc = [e["accuracy"] for e in hist.evals]
     out.update(accuracy=acc[-1] if acc and not hist.diverged else float("nan"), diverged=hist.diverged,

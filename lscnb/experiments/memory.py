@@ -201,7 +201,7 @@ def teacher_run(cfg: dict, ctx) -> dict:
 
     hist = fit(student, lambda step: teacher.sample(cfg["batch"], cfg["length"], gen),
                lambda m, x, y: 0.5 * (m(x) - y).pow(2).mean(), steps=steps, lr=lr, optimizer=optimizer,
-               after_step=cosine, checkpoint=ctx.checkpoint, progress=False)
+               after_step=cosine, checkpoint=ctx.checkpoint, progress=False, device=ctx.device)
     tail = hist.loss[-max(1, steps // 10):]
     final = float("inf") if hist.diverged or not tail else float(np.mean(tail))
     scale = 0.5 * teacher.output_variance()
@@ -210,7 +210,7 @@ def teacher_run(cfg: dict, ctx) -> dict:
     if cfg.get("readout"):  # at the peak learning rate (the cosine schedule ends at 1e-7)
         scale = lr / holder["opt"].param_groups[0]["lr"]
         for name, eta in curvature.adam_effective_lr(holder["opt"], student).items():
-            out[f"lr_{name}"] = scale * eta.reshape(-1).double().numpy()
+            out[f"lr_{name}"] = scale * eta.reshape(-1).double().cpu().numpy()
     return out
 
 
