@@ -715,11 +715,13 @@ def covariance_run(cfg: dict, ctx) -> dict:
                               progress=False)
         out["pre_steps"] = hist.steps
     x = encode(xtr[torch.randperm(len(xtr), generator=gen)[:cfg["batch"]]])
-    with torch.no_grad():
-        for l, J in enumerate(grid_jacobians(model.stack, x)["time"]):
-            a = torch.linalg.matrix_norm(J, ord=2).numpy()  # (B, T)
-            for key, value in decaying_covariance(a).items():
-                out[f"{key}_{l}"] = value
+    with torch.no_grad():  # 8 samples at a time: every step's Jacobians of 128 ALIF samples would need ~30 GB
+        norms = [[torch.linalg.matrix_norm(J, ord=2) for J in grid_jacobians(model.stack, xb)["time"]]
+                 for xb in x.split(8)]
+    for l in range(cfg["depth"]):
+        a = torch.cat([n[l] for n in norms]).numpy()  # (B, T)
+        for key, value in decaying_covariance(a).items():
+            out[f"{key}_{l}"] = value
     return out
 
 
