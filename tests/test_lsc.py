@@ -115,7 +115,8 @@ def test_chapter_runs_at_full_configuration_shrunk():
                          real_data=False),
              "lru_table": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4,
                                limit=5000, real_data=False),
-             "covariance": dict(width=6, pre_steps=2, batch=8, limit=40)}
+             "covariance": dict(width=6, pre_steps=2, batch=8, limit=40),
+             "lr_grid": dict(width=6, steps=2, batch=4, limit=40)}
     for name, build in ex.FIGURES.items():
         runs = build("full")
         for run in [runs[-1]] + ([r for r in runs if r.config["kind"] == "gru" and r.config["task"] == "sl-mnist"
@@ -199,3 +200,25 @@ def test_full_language_model_runs_refuse_the_stand_in(monkeypatch):
         ex._ptb("word", None, real=True)
     assert ex._ptb("word", 300)[0].numel() == 300
     assert ex.lru_targets("bar", 100, 3) == {"time": 100 / 103, "depth": 3 / 103} and ex.lru_targets(0.5, 9, 9) == 0.5
+
+
+def test_lr_grid_table_and_optima():
+    from lscnb.experiments import lsc as ex
+    from lscnb.results import Result
+    from lscnb.sweep import Collected
+    ppl = {("lstm", 1e-2): 5.0, ("lstm", 1e-3): 4.0, ("lstm", 1e-4): 9.0, ("alif+", 1e-2): float("nan"),
+           ("alif+", 1e-3): 8.0, ("alif+", 1e-4): 7.0}
+    results = [Result(f"{k}-{lr}-s{seed}", dict(task="sl-digits", kind=k, lr=lr, width=8, seed=seed),
+                      metrics=dict(test_ce=np.log(p) + d, train_ce=np.log(p), accuracy=0.5, diverged=not np.isfinite(p)))
+               for (k, lr), p in ppl.items() for seed, d in ((0, -0.1), (1, 0.1))]
+    col = Collected("lsc", "lr_grid", "quick", "quick", results, "cpu", 0, len(results))
+    table = ex.lr_grid_table(col)
+    assert [r["learning rate"] for r in table[:3]] == [1e-2, 1e-3, 1e-4] and table[0]["cell"] == "lstm"
+    assert table[1]["test perplexity"] == pytest.approx(4.0) and table[3]["diverged"] == "2/2"
+    optima = {o["cell"]: o for o in ex.lr_optima(col)}
+    assert optima["lstm"]["our optimum"] == 1e-3 and optima["lstm"]["paper's optimum (Tab. S1)"] == 1e-2
+    assert optima["alif+"]["our optimum"] == 1e-4  # a diverged rate counts as the worst
+    assert optima["alif+"]["perplexity range"] == pytest.approx(1.0)
+    runs = ex.lr_grid_runs("full")
+    assert len(runs) == 2 * 2 * 7 and len({r.key for r in runs}) == len(runs)
+    assert {r.config["width"] for r in runs if r.config["kind"] == "lstm"} == {42, 94}

@@ -6,8 +6,9 @@ Figures: ``lemma1`` (expected spectral radius of Gaussian matrices vs the chi-me
 ``ffn`` (Fig. 2 at proxy scale: 30-layer FFNs, Glorot vs He vs LSC, accuracy against learning rate) and ``drnn``
 (Fig. 3, a declared subset: d-RNNs on spike tasks, no pre-training vs rho = 1 vs rho = 1/2, depth 2 and 5), ``lru``
 (Fig. 4: LRU stacks on Penn Treebank, default vs pre-trained initialisations, with and without gradient clipping)
-``lru_table`` (Table I's configuration; at quick scale it shares Fig. 4's runs) and ``covariance`` (Figs. S2-S3:
-the Decaying Covariance of the time-transition norms, default and LSC-pre-trained).
+``lru_table`` (Table I's configuration; at quick scale it shares Fig. 4's runs), ``covariance`` (Figs. S2-S3:
+the Decaying Covariance of the time-transition norms, default and LSC-pre-trained) and ``lr_grid`` (Fig. S1: the
+learning-rate grid search of LSTM and ALIF+ behind Tab. S1's rates).
 """
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ SIZES = {
                   lru_seeds=[0], lru_width=32, lru_length=64, lru_batch=16, lru_lr=1e-2, lru_steps=120,
                   lru_pre_steps=40, lru_eval_every=20, lru_eval_windows=64,
                   cov_tasks=["sl-digits-1ms"], cov_kinds=["lstm"], cov_width=16, cov_pre_steps=60, cov_batch=128,
-                  cov_seeds=[0]),
+                  cov_seeds=[0],
+                  lr_tasks=["sl-digits"], lr_kinds=["lstm", "alif+"], lr_lrs=[1e-2, 1e-3, 1e-4], lr_seeds=[0],
+                  lr_steps=50, lr_batch=32, lr_width_scale=0.25, lr_max_width=16),
     "full": dict(lemma_sizes=[8, 16, 32, 64, 128, 256, 512], lemma_samples=1000, cor_width=128, cor_depth=30,
                  gru_depth=7, gru_width=117, gru_length=100, gru_steps=1000, gru_seeds=[0, 1, 2],
                  ffn_width=128, ffn_depth=30, ffn_acts=["relu", "sin", "cos"], ffn_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4],
@@ -52,7 +55,10 @@ SIZES = {
                  lru_seeds=[0, 1, 2, 3], lru_width=128, lru_length=100, lru_batch=32, lru_lr=1e-2, lru_steps=10_000,
                  lru_pre_steps=500, lru_eval_every=500, lru_eval_windows=1024,
                  cov_tasks=["sl-mnist", "spike-patterns"], cov_kinds=["lstm", "alif+"], cov_pre_steps=300,
-                 cov_batch=128, cov_seeds=[0]),
+                 cov_batch=128, cov_seeds=[0],
+                 lr_tasks=["sl-mnist", "spike-patterns"], lr_kinds=["lstm", "alif+"], lr_seeds=[0],
+                 lr_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4, 3.16e-5, 1e-5], lr_steps=3000, lr_batch=256,
+                 lr_width_scale=1.0, lr_max_width=None),
 }
 
 
@@ -346,7 +352,8 @@ def drnn_run(cfg: dict, ctx) -> dict:
         out.update(time_radius=float(np.mean([v for k, v in radii.items() if k.startswith("time")])),
                    depth_radius=float(np.mean([v for k, v in radii.items() if k.startswith("depth")])),
                    converged=hist.converged, pre_steps=hist.steps)
-    out["g"] = input_gradient(model.stack, model.readout, encode(xte[:32]))  # Fig. 1c's profile, before training
+    if cfg.get("gradient", True):  # Fig. 1c's profile, before training
+        out["g"] = input_gradient(model.stack, model.readout, encode(xte[:32]))
 
     def batch(k):
         idx = torch.randint(len(xtr), (cfg["batch"],), generator=gen)
@@ -356,17 +363,25 @@ def drnn_run(cfg: dict, ctx) -> dict:
         logits = m(x)
         return torch.nn.functional.cross_entropy(logits.reshape(-1, classes), y.repeat_interleave(x.shape[1]))
 
-    def evaluate(m):
-        dev = next(m.parameters()).device
-        return {"accuracy": sum(mode_accuracy(m(encode(xte[i:i + 500]).to(dev)), yte[i:i + 500].to(dev))
-                                * len(yte[i:i + 500]) for i in range(0, len(yte), 500)) / len(yte)}
+    def evaluate(m):  # test mode accuracy and test cross-entropy (at every step, as the training loss)
+        dev, acc, ce = next(m.parameters()).device, 0.0, 0.0
+        for i in range(0, len(yte), 500):
+            x, y = encode(xte[i:i + 500]).to(dev), yte[i:i + 500].to(dev)
+            logits = m(x)
+            acc += mode_accuracy(logits, y) * len(y)
+            ce += float(torch.nn.functional.cross_entropy(logits.reshape(-1, classes), y.repeat_interleave(x.shape[1]),
+                                                          reduction="sum")) / x.shape[1]
+        return {"accuracy": acc / len(yte), "ce": ce / len(yte)}
 
     # pre-training and the gradient profile above ran on the CPU; training runs on ctx.device
     hist = fit(model, batch, loss, steps=cfg["steps"], lr=cfg["lr"], eval_fn=evaluate, device=ctx.device,
                eval_every=max(1, cfg["steps"] // 4), progress=False, desc=f"{cfg['kind']} {cfg['target']}")
-    acc = [e["accuracy"] for e in hist.evals]
-    out.update(accuracy=acc[-1] if acc and not hist.diverged else float("nan"), diverged=hist.diverged,
-               loss=np.array(hist.loss), curve=np.array(acc))
+    acc, nan = [e["accuracy"] for e in hist.evals], float("nan")
+    last = hist.loss[-max(1, cfg["steps"] // 10):]  # the training cross-entropy over the last tenth of the steps
+    out.update(accuracy=acc[-1] if acc and not hist.diverged else nan, diverged=hist.diverged,
+               loss=np.array(hist.loss), curve=np.array(acc),
+               test_ce=hist.evals[-1]["ce"] if hist.evals and not hist.diverged else nan,
+               train_ce=float(np.mean(last)) if last and not hist.diverged else nan)
     return out
 
 
@@ -454,6 +469,80 @@ def show_drnn(col) -> None:
         a.set(ylabel="test mode accuracy", title=f"{task}, depth {depth}", ylim=(0, 1))
         a.legend(fontsize=8)
     plot.show(fig, col, data="; ".join(DRNN_TASKS[t] for t in sorted({r["task"] for r in rows})))
+
+
+# --------------------------------------------------------------------------------------------- Fig. S1
+LR_PAPER = {("sl-MNIST", "lstm"): 1e-2, ("SHD", "lstm"): 1e-3, ("PTB", "lstm"): 3.16e-4,  # Tab. S1, copied
+            ("sl-MNIST", "alif+"): 1e-3, ("SHD", "alif+"): 1e-3, ("PTB", "alif+"): 1e-3}
+LR_PAPER_TASK = {"sl-digits": "sl-MNIST", "sl-mnist": "sl-MNIST", "spike-patterns": "SHD"}  # ours -> the paper's
+LR_SUBSET = ("sl-MNIST and a synthetic stand-in for SHD (PTB not run); 1 seed; Adam for a fixed number of steps "
+             "instead of AdaBelief + Lookahead with early stopping; perplexity at the last step")
+
+
+def lr_grid_runs(scale: str) -> list[Run]:
+    """Fig. S1: depth-2 LSTM and ALIF+ without pre-training, trained as in Fig. 3 at each rate of the grid."""
+    s = SIZES[scale]
+    runs = []
+    for task in s["lr_tasks"]:
+        for kind in s["lr_kinds"]:
+            width = max(8, int(round(DRNN_WIDTHS[task][kind] * s["lr_width_scale"])))
+            width = min(width, s["lr_max_width"] or width)
+            for lr in s["lr_lrs"]:
+                for seed in s["lr_seeds"]:
+                    runs.append(Run(CHAPTER, "lr_grid", f"{task}-{kind}-lr{lr:g}-s{seed}", drnn_run,
+                                    dict(task=task, kind=kind, depth=2, width=width, target=None, pre_steps=0,
+                                         pre_lr=0.0, steps=s["lr_steps"], batch=s["lr_batch"], lr=lr, seed=seed,
+                                         gradient=False)))
+    return runs
+
+
+def fig_lr_grid(profile: Profile):
+    return gather(lr_grid_runs, profile, subset=LR_SUBSET)
+
+
+def lr_grid_table(col) -> list[dict]:
+    """Per (task, cell, learning rate): seed-mean final training and test perplexity (exp of the cross-entropy)."""
+    rows = []
+    for task, kind, lr in sorted({(r.config["task"], r.config["kind"], r.config["lr"]) for r in col},
+                                 key=lambda k: (k[0], KIND_ORDER.index(k[1]), -k[2])):
+        rs = col.where(task=task, kind=kind, lr=lr)
+        rows.append({"task": task, "cell": kind, "learning rate": lr, "width": rs[0].config["width"],
+                     "train perplexity": float(np.exp(np.mean([r["train_ce"] for r in rs]))),
+                     "test perplexity": float(np.exp(np.mean([r["test_ce"] for r in rs]))),
+                     "test mode accuracy": float(np.mean([r["accuracy"] for r in rs])),
+                     "diverged": f"{sum(bool(r['diverged']) for r in rs)}/{len(rs)}"})
+    return rows
+
+
+def lr_optima(col) -> list[dict]:
+    """Per (task, cell): the grid's rate of lowest test perplexity (diverged runs count as worst) beside Tab. S1's."""
+    rows, table = [], lr_grid_table(col)
+    for task, kind in sorted({(r["task"], r["cell"]) for r in table}, key=lambda k: (k[0], KIND_ORDER.index(k[1]))):
+        curve = [r for r in table if (r["task"], r["cell"]) == (task, kind)]
+        best = min(curve, key=lambda r: np.nan_to_num(r["test perplexity"], nan=np.inf))
+        ppl = [r["test perplexity"] for r in curve]
+        rows.append({"task": task, "cell": kind, "paper's task": LR_PAPER_TASK[task],
+                     "paper's optimum (Tab. S1)": LR_PAPER[(LR_PAPER_TASK[task], kind)], "our optimum": best["learning rate"],
+                     "best test perplexity": best["test perplexity"],
+                     "perplexity range": float(np.nanmax(ppl) - np.nanmin(ppl))})
+    return rows
+
+
+def show_lr_grid(col) -> None:
+    table = lr_grid_table(col)
+    tasks = sorted({r["task"] for r in table})
+    fig, ax = plot.figure(len(tasks), 1, width=5.0 * len(tasks), height=3.4)
+    for a, task in zip(ax[0], tasks):
+        for j, kind in enumerate(k for k in KIND_ORDER if any(r["cell"] == k and r["task"] == task for r in table)):
+            curve = [r for r in table if (r["task"], r["cell"]) == (task, kind)]
+            lrs = [r["learning rate"] for r in curve]
+            a.plot(lrs, [r["test perplexity"] for r in curve], "o-", color=f"C{j}", label=f"{kind}, test")
+            a.plot(lrs, [r["train perplexity"] for r in curve], "x--", color=f"C{j}", alpha=0.6, label=f"{kind}, train")
+            a.axvline(LR_PAPER[(LR_PAPER_TASK[task], kind)], color=f"C{j}", linestyle=":", linewidth=1)
+        a.set(xscale="log", xlabel="learning rate", ylabel="perplexity = exp(cross-entropy)",
+              title=f"{task}, depth 2 (dotted: Tab. S1's rate)")
+        a.legend(fontsize=8)
+    plot.show(fig, col, data="; ".join(DRNN_TASKS[t] for t in tasks))
 
 
 # --------------------------------------------------------------------------------------------- Fig. 4, Table I
@@ -786,7 +875,8 @@ def explore_figure(L: int = 10, T: int = 100, rho: float = 1.0):
 
 # --------------------------------------------------------------------------------------------- bookkeeping
 FIGURES = {"lemma1": lemma1_runs, "corollary": corollary_runs, "deep_gru": deep_gru_runs, "ffn": ffn_runs,
-           "drnn": drnn_runs, "lru": lru_runs, "lru_table": lru_table_runs, "covariance": covariance_runs}
+           "drnn": drnn_runs, "lru": lru_runs, "lru_table": lru_table_runs, "covariance": covariance_runs,
+           "lr_grid": lr_grid_runs}
 
 
 def gap_lemma1(col) -> str:
@@ -821,8 +911,9 @@ REPRODUCES = [
     {"source": "Table I", "what": "LRU on PTB after the authors' hyper-parameter search", "figure": "lru_table",
      "data": "Penn Treebank, word level (full, owed); quick shares Fig. 4's runs",
      "note": "no cosine decay, MLM corruption or early stopping; the paper's numbers are shown beside ours"},
-    {"source": "Fig. S1", "what": "learning-rate grid search for LSTM and ALIF", "figure": None, "data": "various",
-     "note": "not reproduced yet (the chapter uses Tab. S1's rates)"},
+    {"source": "Fig. S1", "what": "learning-rate grid search for LSTM and ALIF", "figure": "lr_grid",
+     "data": "sl-MNIST and an SHD stand-in (full, owed); sl-digits, 3 rates, 50 steps (quick)",
+     "note": "PTB not run; 1 seed; Adam with fixed steps; Tab. S1's optima shown beside ours"},
     {"source": "Figs. S2-S3", "what": "decaying covariance of a_k, default init and after LSC pre-training",
      "figure": "covariance", "data": "sl-digits at 1 ms (quick); sl-MNIST and an SHD stand-in (full, owed)",
      "note": "LSTM only in quick; PTB not run"},
