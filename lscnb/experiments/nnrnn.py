@@ -961,35 +961,41 @@ def _task(r) -> str:
     return "copy" if "iters" in r.config else "psMNIST"
 
 
+def _theta_row(task: str, width: int, T: np.ndarray, t_entries: np.ndarray, lam: np.ndarray, r) -> dict:
+    """One row of the learned-Theta table: ``t_entries`` are the entries of T the RMS is taken over."""
+    return {"task": task, "N": width, "‖T‖_F": float(np.linalg.norm(T)),
+            "RMS(T) / RMS(Λ blocks)": float(np.sqrt((t_entries ** 2).mean() if t_entries.size else 0.0)
+                                            / np.sqrt((lam[lam != 0] ** 2).mean())),
+            "mean γ": float(r["gamma_mean"]), "angle concentration": fisher.angle_concentration(r["theta"]),
+            "max |PᵀP − I|": float(r["P_orthogonality"])}
+
+
 def theta_stats(results) -> list[dict]:
     """Per task: RMS of T's entries against RMS of Lambda's block entries, ||T||_F, mean gamma, angle
     concentration (0 uniform, 1 aligned), P's orthogonality."""
-    rows = []
-    for r in results:
-        lam = r["Lambda"]
-        rows.append({"task": f"copy (T = {r.config['T']})" if _task(r) == "copy" else f"psMNIST ({r['steps']} steps)",
-                     "N": r.config["width"], "‖T‖_F": float(np.linalg.norm(r["T"])),
-                     "RMS(T) / RMS(Λ blocks)": float(np.sqrt((r["T"][r["T"] != 0] ** 2).mean() if (r["T"] != 0).any()
-                                                             else 0.0) / np.sqrt((lam[lam != 0] ** 2).mean())),
-                     "mean γ": float(r["gamma_mean"]), "angle concentration": fisher.angle_concentration(r["theta"]),
-                     "max |PᵀP − I|": float(r["P_orthogonality"])})
-    return rows
+    return [_theta_row(f"copy (T = {r.config['T']})" if _task(r) == "copy" else f"psMNIST ({r['steps']} steps)",
+                       r.config["width"], r["T"], r["T"][r["T"] != 0], r["Lambda"], r) for r in results]
+
+
+def _theta_panel(ax, th: np.ndarray, angles: np.ndarray, title: str) -> None:
+    """Heatmap of a learned Theta (row 1 on top) with the histogram of its rotation angles as an inset."""
+    lim = float(np.abs(th).max())
+    plot.heatmap(ax, th[::-1], cmap="RdBu_r", vmin=-lim, vmax=lim, xlabel="column", ylabel="row (top = 1)",
+                 cbar_label="Θ entry")
+    ax.set_yticks([])
+    ax.set_title(title)
+    ins = ax.inset_axes([0.55, 0.62, 0.4, 0.33])
+    ins.hist(angles, bins=16, range=(0, 2 * np.pi), color="k")
+    ins.set(xticks=[0, np.pi, 2 * np.pi], xticklabels=["0", "π", "2π"], yticks=[])
+    ins.tick_params(labelsize=6)
 
 
 def show_theta(theta_col, psmnist_col) -> None:
     fig, ax = plot.figure(4, 1, width=15, height=3.5)
     for j, r in enumerate(theta_results(theta_col, psmnist_col)):
         th = r["Theta"]
-        lim = float(np.abs(th).max())
-        plot.heatmap(ax[0, j], th[::-1], cmap="RdBu_r", vmin=-lim, vmax=lim, xlabel="column", ylabel="row (top = 1)",
-                     cbar_label="Θ entry")
-        ax[0, j].set_yticks([])
         name = _task(r)
-        ax[0, j].set_title(f"({'a' if j == 0 else 'A.2'}) learned Θ, {name}, N = {r.config['width']}")
-        ins = ax[0, j].inset_axes([0.55, 0.62, 0.4, 0.33])
-        ins.hist(r["theta"], bins=16, range=(0, 2 * np.pi), color="k")
-        ins.set(xticks=[0, np.pi, 2 * np.pi], xticklabels=["0", "π", "2π"], yticks=[])
-        ins.tick_params(labelsize=6)
+        _theta_panel(ax[0, j], th, r["theta"], f"({'a' if j == 0 else 'A.2'}) learned Θ, {name}, N = {r.config['width']}")
         k = min(30, th.shape[0] - 1)
         ax[0, 2].plot(np.arange(1, k + 1), fisher.subdiagonal_profile(r["T"], k), "o-", ms=3, label=name)
     ax[0, 2].set(xlabel="sub-diagonal k", ylabel="mean |T_{i+k,i}|", title="(c) feed-forward coupling by distance")
@@ -1017,19 +1023,22 @@ def ptb_theta_results(ptb_col) -> list:
     return [out[k] for k in sorted(out)]
 
 
+def ptb_coupling(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Theta, Lambda(theta, gamma), T = Theta - Lambda) of a PTB nnRNN run, which keeps Theta in float16 only."""
+    th = np.asarray(r["Theta"], dtype=float)
+    lam = fisher.rotation_blocks(r["theta"], r["gamma"])
+    return th, lam, th - lam
+
+
 def ptb_theta_stats(ptb_col) -> list[dict]:
-    """``theta_stats``'s columns for the PTB nnRNNs, with T = Theta - Lambda(theta, gamma) read below the diagonal
-    (Theta is stored in float16, so T's RMS is over the strictly lower triangle)."""
+    """``theta_stats``'s columns for the PTB nnRNNs, T's RMS over the strictly lower triangle (Theta is float16, so
+    T = Theta - Lambda is rounding noise elsewhere)."""
     rows = []
     for r in ptb_theta_results(ptb_col):
-        lam = fisher.rotation_blocks(r["theta"], r["gamma"])
-        T = np.tril(np.asarray(r["Theta"], dtype=float) - lam, -1)
-        lower = T[np.tril_indices(len(T), -1)]
-        rows.append({"task": f"PTB (T_PTB = {r.config['length']})", "N": r.config["width"],
-                     "‖T‖_F": float(np.linalg.norm(T)),
-                     "RMS(T) / RMS(Λ blocks)": float(np.sqrt((lower ** 2).mean()) / np.sqrt((lam[lam != 0] ** 2).mean())),
-                     "mean γ": float(r["gamma_mean"]), "angle concentration": fisher.angle_concentration(r["theta"]),
-                     "max |PᵀP − I|": float(r["P_orthogonality"])})
+        _, lam, T = ptb_coupling(r)
+        T = np.tril(T, -1)
+        rows.append(_theta_row(f"PTB (T_PTB = {r.config['length']})", r.config["width"], T,
+                               T[np.tril_indices(len(T), -1)], lam, r))
     return rows
 
 
@@ -1040,18 +1049,10 @@ def show_theta_ptb(ptb_col) -> list[np.ndarray]:
     fig, ax = plot.figure(len(runs) + 1, 1, width=5 * (len(runs) + 1), height=3.5)
     Ts = []
     for j, r in enumerate(runs):
-        th = np.asarray(r["Theta"], dtype=float)
-        T = th - fisher.rotation_blocks(r["theta"], r["gamma"])
+        th, _, T = ptb_coupling(r)
         Ts.append(T)
-        lim = float(np.abs(th).max())
-        plot.heatmap(ax[0, j], th[::-1], cmap="RdBu_r", vmin=-lim, vmax=lim, xlabel="column", ylabel="row (top = 1)",
-                     cbar_label="Θ entry")
-        ax[0, j].set_yticks([])
-        ax[0, j].set_title(f"(b) learned Θ, PTB, T_PTB = {r.config['length']}, N = {r.config['width']}")
-        ins = ax[0, j].inset_axes([0.55, 0.62, 0.4, 0.33])
-        ins.hist(r["theta"], bins=16, range=(0, 2 * np.pi), color="k")
-        ins.set(xticks=[0, np.pi, 2 * np.pi], xticklabels=["0", "π", "2π"], yticks=[])
-        ins.tick_params(labelsize=6)
+        _theta_panel(ax[0, j], th, r["theta"],
+                     f"(b) learned Θ, PTB, T_PTB = {r.config['length']}, N = {r.config['width']}")
         k = min(30, th.shape[0] - 1)
         ax[0, -1].plot(np.arange(1, k + 1), fisher.subdiagonal_profile(T, k), "o-", ms=3,
                        label=f"T_PTB = {r.config['length']}")

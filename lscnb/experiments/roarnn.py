@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from .. import jacobian, plot, train
+from .. import checks, jacobian, plot, train
 from ..config import Profile
 from ..data.mnist import digits_sequences, load_mnist, pixel_sequences
 from ..data.moons import double_moon
@@ -397,9 +397,7 @@ def step_saved_bytes(cfg: dict, task: str, T: int, B: int) -> int:
     """Bytes autograd keeps for the backward pass of one training step of a task model (``task`` is ``"copy"``:
     10 one-hot inputs, 9 classes at every step; or ``"adding"``: 2 inputs, one output from the last state),
     counted by :func:`lscnb.memprof.saved_tensor_bytes` on the CPU (cuDNN's LSTM keeps its own reserve buffer)."""
-    checks_task = ("copy", "adding")
-    if task not in checks_task:
-        raise ValueError(f"task must be one of {checks_task}, got {task!r}")
+    checks.one_of(task, ("copy", "adding"), "task")
     d_in, d_out, readout = (10, 9, "all") if task == "copy" else (2, 1, "last")
     model = sequence_model({**cfg, "alpha": cfg.get("alpha") or 0.5}, d_in, d_out, readout)
     g = torch.Generator().manual_seed(0)
