@@ -10,6 +10,8 @@ Committed full-scale results live in ``results/<chapter>/<figure>/`` at the repo
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import hashlib
 import json
 import os
 import platform
@@ -79,6 +81,18 @@ def git_commit() -> str:
         return "unknown"
 
 
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A short hash of the ``lscnb`` package's source: it tells whether a stored result was made by the code
+    now on disk (``git_commit`` cannot, for uncommitted edits)."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def provenance(profile: Profile, *, seeds, wall_time_s: float, scale: str | None = None) -> dict:
     """How a result was made: profile, hardware, seeds, library versions, commit, date and wall time."""
     return {
@@ -92,6 +106,7 @@ def provenance(profile: Profile, *, seeds, wall_time_s: float, scale: str | None
         "numpy": np.__version__,
         "python": platform.python_version(),
         "git_commit": git_commit(),
+        "code": code_digest(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_time_s": round(float(wall_time_s), 3),
     }

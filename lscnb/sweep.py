@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Mapping
 from tqdm.auto import tqdm
 
 from .config import Profile, device_name, seed_everything
-from .results import Result, Store, provenance, split_outputs, store_for
+from .results import Result, Store, code_digest, provenance, split_outputs, store_for
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,7 +111,7 @@ def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None
     """Run every run of a sweep that is not stored yet; return all results in the order given.
 
     ``scale`` defaults to the profile's; ``force`` recomputes stored runs (default: quick runs are always
-    recomputed unless ``LSCNB_REUSE=1``, full runs never). ``executor`` is ``local`` (in this process, one after
+    recomputed unless ``LSCNB_REUSE=1`` and they were made by the code now on disk, full runs never). ``executor`` is ``local`` (in this process, one after
     another), ``ray`` or ``submitit`` (see :mod:`lscnb.executors`; options such as ``address`` or
     ``gpus_per_run`` are passed on). Each result is stored as soon as it arrives, so a killed sweep loses no
     finished run. A run that raises is recorded with its traceback and the others go on; a :class:`SweepError`
@@ -131,8 +131,9 @@ def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None
     results, failures, todo = {}, [], []
     for run in runs:
         store = store_for(scale, run.chapter)
-        if not force and store.has(run.key):
-            results[run.key] = store.load(run.key)
+        stored = store.load(run.key) if not force and store.has(run.key) else None
+        if stored is not None and (scale == "full" or stored.provenance.get("code") == code_digest()):
+            results[run.key] = stored
         else:
             todo.append((run, store))
     stores = {run.key: store for run, store in todo}

@@ -5,8 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup-env.sh
 export LSCNB_PROFILE=quick
-python -m pytest tests -q -p no:cacheprovider --ignore=tests/test_browser.py "$@"
-python -m pytest --nbval-lax book -q -p no:cacheprovider "$@"
+# Tests and chapters run in parallel, one per core (pytest-xdist; LSCNB_TEST_WORKERS=0 runs them in this
+# process), each single-threaded: small torch ops slow down badly when threads outnumber cores.
+workers="${LSCNB_TEST_WORKERS:-auto}"
+export OMP_NUM_THREADS=1 LSCNB_THREADS=1
+python -m pytest tests -q -p no:cacheprovider --ignore=tests/test_browser.py -n "$workers" "$@"
+# --dist loadfile keeps each notebook's cells together, in order, in one kernel
+python -m pytest --nbval-lax book -q -p no:cacheprovider -n "$workers" --dist loadfile "$@"
+unset OMP_NUM_THREADS LSCNB_THREADS
 # The book: replay plots committed full results; a figure without them reuses the quick results just computed.
 rm -rf _build/html _build/.doctrees
 LSCNB_PROFILE=replay LSCNB_REUSE=1 scripts/build-book.sh -W --keep-going

@@ -118,6 +118,22 @@ def test_full_sweep_resumes_and_skips_finished(stores):
     assert CALLS == [3] and [r["value"] for r in out] == [1, 2, 3, 4]
 
 
+def test_quick_reuse_only_from_the_code_on_disk(stores, monkeypatch):
+    CALLS.clear()
+    p = config.resolve("quick")
+    runs = [sweep.Run("toy", "fig", f"x{x}", _counted, {"x": x}) for x in (1, 2)]
+    sweep.run_sweep(runs, p, progress=False)
+    sweep.run_sweep(runs, p, progress=False)  # quick runs are recomputed by default
+    assert CALLS == [1, 2, 1, 2]
+    monkeypatch.setenv("LSCNB_REUSE", "1")
+    CALLS.clear()
+    sweep.run_sweep(runs, p, progress=False)
+    assert CALLS == []
+    monkeypatch.setattr(sweep, "code_digest", lambda: "edited-code")
+    sweep.run_sweep(runs, p, progress=False)
+    assert CALLS == [1, 2]
+
+
 def test_gather_replay_falls_back_to_quick_and_says_so(stores):
     replay = config.resolve("replay")
     col = sweep.gather(_build, replay, progress=False)

@@ -86,3 +86,16 @@ def test_checksum_mismatch_is_an_error(monkeypatch, tmp_path):
     monkeypatch.setattr(data.files, "data_roots", lambda: [tmp_path])
     with pytest.raises(data.ChecksumError, match="sha256"):
         data.load_mnist("test", download=False)
+
+
+def test_main_checkout_of_a_worktree(tmp_path):
+    from lscnb.data.files import main_checkout
+
+    main = tmp_path / "repo"
+    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    wt = tmp_path / "elsewhere" / "wt"
+    wt.mkdir(parents=True)
+    (wt / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
+    assert main_checkout(wt) == main
+    assert main_checkout(main) == main
+    assert main_checkout(tmp_path / "elsewhere") is None

@@ -1,8 +1,8 @@
 """Finding real data files offline: one search path and checksum check shared by every loader.
 
 A loader asks for a file by its path relative to a data root (``mnist/train-images-idx3-ubyte.gz``) and its
-sha256. Roots are searched in order: ``LSCNB_DATA``, the ``shared/data`` folder beside or inside the checkout,
-the checkout's git-ignored ``data/`` folder (what a GPU run carries), and the user cache
+sha256. Roots are searched in order: ``LSCNB_DATA``, the ``shared/data`` folder beside or inside the checkout
+(for a ``git worktree``, also beside the main checkout), the checkout's git-ignored ``data/`` folder (what a GPU run carries), and the user cache
 (``~/.cache/lscnb``, where downloads land). A file whose checksum does not match is an error, not a silent miss.
 """
 from __future__ import annotations
@@ -21,8 +21,32 @@ def data_roots() -> list[Path]:
     if env:
         roots.append(Path(env))
     checkout = _PACKAGE_DIR.parent
-    roots += [checkout.parent / "shared" / "data", checkout / "shared" / "data", checkout / "data", cache_dir()]
+    roots += [checkout.parent / "shared" / "data", checkout / "shared" / "data"]
+    main = main_checkout(checkout)
+    if main is not None and main != checkout:
+        roots.append(main.parent / "shared" / "data")
+    roots += [checkout / "data", cache_dir()]
     return roots
+
+
+def main_checkout(checkout: Path) -> Path | None:
+    """The main working tree of the repository that ``checkout`` belongs to, read from a worktree's ``.git``
+    file (``gitdir: <main>/.git/worktrees/<name>``); ``checkout`` itself for a plain clone, None outside git."""
+    dot_git = checkout / ".git"
+    if dot_git.is_dir():
+        return checkout
+    try:
+        line = dot_git.read_text().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    gitdir = Path(line.split(":", 1)[1].strip())
+    if not gitdir.is_absolute():
+        gitdir = (checkout / gitdir).resolve()
+    if gitdir.parent.name == "worktrees" and gitdir.parent.parent.name == ".git":
+        return gitdir.parent.parent.parent
+    return None
 
 
 def cache_dir() -> Path:
