@@ -8,7 +8,10 @@ LRU against nu0, and the ablation from dense to block-diagonal to LRU at nu0 = 0
 the Hessian at the optimum of a dense and a complex diagonal 4-unit student) and ``adam_lr`` (Fig. 4C, D: Adam's
 effective learning rates after training at a constant learning rate), ``deep`` (Figs. 5 and 13: deep recurrent
 networks at initialisation against nu0) and ``autocorrelation`` (Fig. 12: the autocorrelation of their inputs) and ``gated`` (Fig. 15: simplified GRUs at
-initialisation against the diagonal theory of App. D.3).
+initialisation against the diagonal theory of App. D.3), ``hessian_lru`` and ``hessian_s4`` (Figs. 9A, B: the
+Hessian at the optimum of the LRU and of the paper's modified S4), ``adam_lr_ssm`` (Figs. 9C, D: Adam's effective
+learning rates of the LRU and the S4) and ``theta0`` (Fig. 10D / Table 3: final loss against the eigenvalues'
+angular spread).
 """
 from __future__ import annotations
 
@@ -335,8 +338,9 @@ S4_DELTAS = {"s4": 0.01, "s4_1": 1.0}  # Fig. 9B sets Delta = 0.01; its caption 
 
 
 def hessian_run(cfg: dict, ctx) -> dict:
-    """Hessian of the loss at the optimum (float64) for the dense and the complex diagonal student of one
-    4-unit, two-conjugate-pair teacher (Fig. 4A, B), with its spectrum and eigenvector localisation."""
+    """Hessian of the loss at the optimum (float64) for the students ``cfg["students"]`` (dense and complex diagonal
+    by default, Fig. 4A, B; ``lru`` Fig. 9A; ``s4`` / ``s4_1`` the S4 with Delta = 0.01 / 1, Fig. 9B) of one 4-unit,
+    two-conjugate-pair teacher, with its spectrum and eigenvector localisation."""
     system = conjugate_pair_system(cfg["seed"], nu=cfg["nu"])
     students = {"dense": DenseLinearRNN.from_system(system["A"], system["B"], system["C"], system["D"]),
                 "diag": DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"]),
@@ -636,7 +640,8 @@ def gap_adam_lr(col) -> str:
 def gap_adam_ssm(col) -> str:
     m = adam_medians(col)
     if ("lru", "w_theta") in m and ("s4", "w_delta") in m:
-        return (f"LRU median η(ω_θ) {m[('lru', 'w_theta')]:.1e} vs η(ω_ν) {m[('lru', 'w_nu')]:.1e}; S4 η(ω_Aʳᵉ, ω_Aⁱᵐ, ω_Δ) "
+        return (f"LRU median η(ω_θ) {m[('lru', 'w_theta')]:.1e} vs η(ω_ν) {m[('lru', 'w_nu')]:.1e}; "
+                f"S4 η(ω_Aʳᵉ, ω_Aⁱᵐ, ω_Δ) "
                 f"{m[('s4', 'w_A_re')]:.1e}, {m[('s4', 'w_A_im')]:.1e}, {m[('s4', 'w_delta')]:.1e}; paper: "
                 f"{PAPER_ADAM['lru']}; {PAPER_ADAM['s4']}")
     return "not computed"
@@ -1084,7 +1089,8 @@ THETA0 = {"quick": dict(logs=[-2.0, 0.0], lrs={"dense": [1e-3], "complex": [3.2e
                        lrs={"dense": [3.2e-5, 1e-4, 3.2e-4, 1e-3], "complex": [3.2e-4, 1e-3, 3.2e-3, 1e-2],
                             "lru": [3.2e-4, 1e-3, 3.2e-3, 1e-2, 3.2e-2, 0.1, 0.32, 1.0]},
                        seeds=list(range(10)), steps=10_000, batch=128)}
-TABLE3_GRIDS = {"dense": "[-4.5, -4, -3.5, -3]", "complex": "[-3.5, -3, ..., -0.5, 0]", "lru": "[-3.5, -3, ..., -0.5, 0]"}
+TABLE3_GRIDS = {"dense": "[-4.5, -4, -3.5, -3]", "complex": "[-3.5, -3, ..., -0.5, 0]",
+                "lru": "[-3.5, -3, ..., -0.5, 0]"}
 PAPER_THETA0 = ("Fig. 10D (no values printed): the gap between the LRU and the complex diagonal RNN widens as "
                 "θ₀ → 0; both stay far below the RNN")
 
@@ -1430,11 +1436,13 @@ REPRODUCES = [
     {"source": "Fig. 9A", "what": "Hessian at the optimum of the LRU (exp parametrisation)", "figure": "hessian_lru",
      "data": "generated linear teacher", "note": "the teachers of Fig. 4; float64 torch.func.hessian"},
     {"source": "Fig. 9B", "what": "Hessian at the optimum of the modified S4 (Δ = 0.01; Δ = 1 in the table)",
-     "figure": "hessian_s4", "data": "generated linear teacher", "note": "the teachers of Fig. 4; float64 torch.func.hessian",
+     "figure": "hessian_s4", "data": "generated linear teacher",
+     "note": "the teachers of Fig. 4; float64 torch.func.hessian",
      "gap": gap_hessian_s4},
     {"source": "Fig. 9C, D", "what": "Adam effective learning rates after training, LRU and S4 (Δ initialised to 1)",
      "figure": "adam_lr_ssm", "data": "generated linear teacher", "note": "1 seed; preconditioner lr/(√v̂+ε)",
      "gap": gap_adam_ssm},
     {"source": "Fig. 10D, Table 3", "what": "final loss vs θ₀ for the RNN, complex diagonal RNN and LRU (ν₀ = 0.99)",
-     "figure": "theta0", "data": "generated linear teacher", "note": "the code's LR grids, 10 seeds", "gap": gap_theta0},
+     "figure": "theta0", "data": "generated linear teacher", "note": "the code's LR grids, 10 seeds",
+     "gap": gap_theta0},
 ]
