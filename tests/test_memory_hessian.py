@@ -82,3 +82,89 @@ def test_figure_four_runs_shrunk():
     run = ex.adam_runs("full")[0]
     out = run.fn(dict(run.config, steps=3, batch=2, length=20), ctx)
     assert out["lr_A"].shape == (64 * 64,) and np.all(out["lr_A"] > 0)
+
+
+def test_s4_is_the_complex_diagonal_rnn_with_lambda_exp_a_delta_and_input_delta_b():
+    from lscnb.models.linear_rnn import DiagonalS4
+    s4 = DiagonalS4(6, nu0=0.9, theta0=1.0, seed=2, dtype=torch.float64)
+    with torch.no_grad():
+        s4.w_delta.copy_(torch.linspace(-3.0, 2.0, 6, dtype=torch.float64))
+    delta = torch.nn.functional.softplus(s4.w_delta.detach())
+    lam = torch.exp(torch.complex(s4.w_A_re.detach(), s4.w_A_im.detach()) * delta)
+    diag = DiagonalLRU.from_system(lam, torch.complex(s4.B_re.detach(), s4.B_im.detach()) * delta,
+                                   torch.complex(s4.C_re.detach(), s4.C_im.detach()), s4.D.detach())
+    x = torch.randn(3, 120, dtype=torch.float64)
+    with torch.no_grad():
+        torch.testing.assert_close(s4(x), diag(x), rtol=1e-9, atol=1e-10)
+        torch.testing.assert_close(s4(x), s4.forward_recurrent(x), rtol=1e-9, atol=1e-10)
+
+
+def test_s4_init_is_delta_one_and_the_lrus_eigenvalues():
+    from lscnb.models.linear_rnn import DiagonalS4
+    s4, lru = DiagonalS4(16, nu0=0.9, seed=5), DiagonalLRU(16, nu0=0.9, seed=5)
+    torch.testing.assert_close(s4.delta(), torch.ones(16))
+    torch.testing.assert_close(s4.eigenvalues(), lru.eigenvalues(), rtol=1e-5, atol=1e-6)
+    assert sum(p.numel() for p in DiagonalS4(64).parameters()) == 7 * 64 + 1
+    assert {n for n, _ in s4.named_parameters()} == {"w_A_re", "w_A_im", "w_delta", "B_re", "B_im", "C_re", "C_im", "D"}
+
+
+def test_s4_from_system_sits_at_the_optimum_with_curvature_on_delta():
+    from lscnb.models.linear_rnn import DiagonalS4
+    system = conjugate_pair_system(0)
+    diag = DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"])
+    s4 = DiagonalS4.from_system(system["lam"], system["b"], system["c"], system["D"], delta=0.01)
+    torch.testing.assert_close(s4.delta(), torch.full((4,), 0.01, dtype=torch.float64))
+    x = torch.randn(4, 150, dtype=torch.float64)
+    y = diag(x).detach()
+    with torch.no_grad():
+        torch.testing.assert_close(s4(x), y, rtol=1e-9, atol=1e-9)
+    H = hs.loss_hessian(s4, x, lambda out: 0.5 * (out - y).pow(2).mean())
+    groups = hs.parameter_groups(s4)
+    top = hs.group_mass(hs.spectrum(H)[1][:, :1], groups)
+    assert float(top["w_delta"][0]) > 0.9
+
+
+def test_s4_bad_arguments_name_themselves():
+    from lscnb.models.linear_rnn import DiagonalS4
+    with pytest.raises(ValueError, match="delta"):
+        DiagonalS4(4, delta=0.0)
+    with pytest.raises(ValueError, match="nu0"):
+        DiagonalS4(4, nu0=1.0)
+    with pytest.raises(ValueError, match="n"):
+        DiagonalS4(0)
+    with pytest.raises(ValueError, match="lam"):
+        DiagonalS4.from_system(torch.zeros(2, 2), torch.zeros(2), torch.zeros(2), 0.0)
+    with pytest.raises(ValueError, match="x"):
+        DiagonalS4(4)(torch.zeros(3))
+
+
+def test_figure_nine_and_ten_runs_shrunk():
+    from lscnb.experiments import memory as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    out = ex.hessian_run(dict(ex.hessian_s4_runs("full")[0].config, batch=4, length=150), ctx)
+    assert out["H_s4"].shape == (29, 29) and out["optimum_loss_s4"] < 1e-15
+    assert out["top_mass_s4"]["w_delta"] > 0.9 and set(out["block_max_s4_1"]) == {"w_A_re", "w_A_im", "w_delta"}
+    runs = ex.adam_ssm_runs("full")
+    assert [r.config["model"] for r in runs] == ["lru", "s4"] and runs[0].figure == "adam_lr_ssm"
+    assert [r.key for r in ex.adam_runs("full")] == [r.key for r in ex.adam_runs("full", ("dense", "complex"))]
+    out = runs[1].fn(dict(runs[1].config, steps=3, batch=2, length=20), ctx)
+    assert out["lr_w_delta"].shape == (64,) and np.all(out["lr_w_delta"] > 0)
+    full = ex.theta0_runs("full")
+    assert len(full) == 5 * 10 * (4 + 4 + 8)
+    assert sorted({round(r.config["theta0"] / np.pi, 6) for r in full}) == [0.01, 0.031623, 0.1, 0.316228, 1.0]
+    quick = ex.theta0_runs("quick")
+    out = quick[0].fn(dict(quick[0].config, steps=3, batch=2, length=20), ctx)
+    assert np.isfinite(out["final_loss"])
+    assert {r["model"] for r in ex.theta0_grids()} == set(ex.THETA0_LABELS.values())
+
+
+def test_theta0_reaches_students_and_teacher():
+    from lscnb.experiments import memory as ex
+    from lscnb.models.linear_rnn import Teacher
+    th = np.pi / 100
+    with torch.no_grad():
+        for model in ("dense", "complex", "lru", "s4"):
+            student = ex.make_student(model, 8, 0.9, 0, th)
+            lam = torch.linalg.eigvals(student.A[0].double()) if model == "dense" else student.eigenvalues()
+            assert float(torch.angle(lam).abs().max()) <= th + 1e-6, model
+    assert float(torch.angle(torch.linalg.eigvals(Teacher(10, nu0=0.99, theta0=th).A)).abs().max()) <= th + 1e-9

@@ -8,7 +8,10 @@ LRU against nu0, and the ablation from dense to block-diagonal to LRU at nu0 = 0
 the Hessian at the optimum of a dense and a complex diagonal 4-unit student) and ``adam_lr`` (Fig. 4C, D: Adam's
 effective learning rates after training at a constant learning rate), ``deep`` (Figs. 5 and 13: deep recurrent
 networks at initialisation against nu0) and ``autocorrelation`` (Fig. 12: the autocorrelation of their inputs) and ``gated`` (Fig. 15: simplified GRUs at
-initialisation against the diagonal theory of App. D.3).
+initialisation against the diagonal theory of App. D.3), ``hessian_lru`` and ``hessian_s4`` (Figs. 9A, B: the
+Hessian at the optimum of the LRU and of the paper's modified S4), ``adam_lr_ssm`` (Figs. 9C, D: Adam's effective
+learning rates of the LRU and the S4) and ``theta0`` (Fig. 10D / Table 3: final loss against the eigenvalues'
+angular spread).
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import torch
 from .. import plot
 from ..config import Profile
 from .. import hessian as curvature
-from ..models.linear_rnn import DenseLinearRNN, DiagonalLRU, Teacher, conjugate_pair_system
+from ..models.linear_rnn import DenseLinearRNN, DiagonalLRU, DiagonalS4, Teacher, conjugate_pair_system
 from ..sweep import Run, gather
 from ..theory import memory as theory
 from ..train import fit
@@ -160,31 +163,35 @@ def show_normalisation(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Figs. 3A, 3B
-def make_student(model: str, n: int, nu0: float, seed: int):
-    """The students of Sec. 4.2 and the ablation of Table 2."""
+def make_student(model: str, n: int, nu0: float, seed: int, theta0: float = math.pi):
+    """The students of Sec. 4.2, the ablation of Table 2 and the S4 of App. A.3 (eigenvalue angles in
+    ``(-theta0, theta0)``, Table 3)."""
     if model == "dense":
-        return DenseLinearRNN(n, seed=seed)
+        return DenseLinearRNN(n, seed=seed, theta0=theta0)
     if model == "block":
         return DenseLinearRNN(n, heads=n // 2, seed=seed)
     if model == "block128":
         return DenseLinearRNN(2 * n, heads=n, seed=seed)
     if model == "complex":
-        return DiagonalLRU(n, nu0=nu0, param="default", gamma=False, seed=seed)
+        return DiagonalLRU(n, nu0=nu0, theta0=theta0, param="default", gamma=False, seed=seed)
     if model == "complex+γ":
-        return DiagonalLRU(n, nu0=nu0, param="default", gamma=True, seed=seed)
+        return DiagonalLRU(n, nu0=nu0, theta0=theta0, param="default", gamma=True, seed=seed)
     if model == "lru":
-        return DiagonalLRU(n, nu0=nu0, param="exp", gamma=True, seed=seed)
+        return DiagonalLRU(n, nu0=nu0, theta0=theta0, param="exp", gamma=True, seed=seed)
+    if model == "s4":
+        return DiagonalS4(n, nu0=nu0, theta0=theta0, seed=seed)
     if model.startswith("heads") and model[5:].isdigit():
         return DenseLinearRNN(n, heads=int(model[5:]), seed=seed)
-    raise ValueError(f"model must be one of {ABLATION} or 'heads<k>', got {model!r}")
+    raise ValueError(f"model must be one of {ABLATION}, 's4' or 'heads<k>', got {model!r}")
 
 
 def teacher_run(cfg: dict, ctx) -> dict:
     """Train one student on fresh teacher sequences with Adam and a cosine schedule (peak ``lr`` to 1e-7);
     the final loss is the mean training loss of the last 10% of steps (raw and normalised by 1/2 Var y*)."""
     torch.manual_seed(cfg["seed"])
-    teacher = Teacher(10, nu0=cfg["nu0"], seed=1000 + cfg["seed"])
-    student = make_student(cfg["model"], cfg["student"], cfg["nu0"], cfg["seed"])
+    theta0 = cfg.get("theta0", math.pi)
+    teacher = Teacher(10, nu0=cfg["nu0"], theta0=theta0, seed=1000 + cfg["seed"])
+    student = make_student(cfg["model"], cfg["student"], cfg["nu0"], cfg["seed"], theta0)
     gen = torch.Generator().manual_seed(cfg["seed"])
     steps, lr = cfg["steps"], cfg["lr"]
     holder = {}
@@ -232,20 +239,21 @@ def fig_teacher(profile: Profile):
     return gather(teacher_runs, profile, subset="3 of the paper's 10 seeds")
 
 
-def best_losses(col) -> dict:
+def best_losses(col, by: str = "nu0") -> dict:
     """``{(model, nu0): (mean over seeds of the best-LR final loss, normalised, best lr, params)}``; the best LR
-    is picked on the mean final loss, NaN/inf counting as worst (as in the paper's code)."""
+    is picked on the mean final loss, NaN/inf counting as worst (as in the paper's code). ``by`` names the swept
+    config entry (``"theta0"`` for Fig. 10D)."""
     out = {}
-    keys = {(r.config["model"], r.config["nu0"]) for r in col}
-    for model, nu0 in keys:
+    keys = {(r.config["model"], r.config[by]) for r in col}
+    for model, value in keys:
         by_lr = {}
-        for r in col.where(model=model, nu0=nu0):
+        for r in col.where(model=model, **{by: value}):
             by_lr.setdefault(r.config["lr"], []).append(r)
         def score(rs):
             v = np.mean([x["final_loss"] for x in rs])
             return v if np.isfinite(v) else np.inf
         lr, rs = min(by_lr.items(), key=lambda kv: score(kv[1]))
-        out[(model, nu0)] = {"loss": float(np.mean([x["final_loss"] for x in rs])),
+        out[(model, value)] = {"loss": float(np.mean([x["final_loss"] for x in rs])),
                              "normalised": float(np.mean([x["normalised_loss"] for x in rs])),
                              "lr": lr, "params": rs[0]["params"], "edge": lr in (min(by_lr), max(by_lr))}
     return out
@@ -324,16 +332,21 @@ def gap_ablation(col) -> str:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 4A, B
-RECURRENT = {"dense": ("A",), "diag": ("lam_re", "lam_im"), "lru": ("w_nu", "w_theta")}
+RECURRENT = {"dense": ("A",), "diag": ("lam_re", "lam_im"), "lru": ("w_nu", "w_theta"),
+             "s4": ("w_A_re", "w_A_im", "w_delta"), "s4_1": ("w_A_re", "w_A_im", "w_delta")}
+S4_DELTAS = {"s4": 0.01, "s4_1": 1.0}  # Fig. 9B sets Delta = 0.01; its caption describes Delta = 1 (not plotted)
 
 
 def hessian_run(cfg: dict, ctx) -> dict:
-    """Hessian of the loss at the optimum (float64) for the dense and the complex diagonal student of one
-    4-unit, two-conjugate-pair teacher (Fig. 4A, B), with its spectrum and eigenvector localisation."""
+    """Hessian of the loss at the optimum (float64) for the students ``cfg["students"]`` (dense and complex diagonal
+    by default, Fig. 4A, B; ``lru`` Fig. 9A; ``s4`` / ``s4_1`` the S4 with Delta = 0.01 / 1, Fig. 9B) of one 4-unit,
+    two-conjugate-pair teacher, with its spectrum and eigenvector localisation."""
     system = conjugate_pair_system(cfg["seed"], nu=cfg["nu"])
     students = {"dense": DenseLinearRNN.from_system(system["A"], system["B"], system["C"], system["D"]),
                 "diag": DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"]),
                 "lru": DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"], param="exp")}
+    students.update({name: DiagonalS4.from_system(system["lam"], system["b"], system["c"], system["D"], delta=delta)
+                     for name, delta in S4_DELTAS.items()})
 
     gen = torch.Generator().manual_seed(cfg["seed"])
     x = torch.randn(cfg["batch"], cfg["length"], generator=gen, dtype=torch.float64)
@@ -357,6 +370,10 @@ def hessian_run(cfg: dict, ctx) -> dict:
             top = curvature.group_mass(vecs[:, :sharp], groups)
             out.update({"sharp_lru": sharp, "theta_mass_lru": float(top["w_theta"].min()),
                         "nu_mass_lru": float(top["w_nu"].max()), "gap_lru": float(vals[0] / vals[sharp])})
+        if name in S4_DELTAS:  # where the curvature sits: largest |H| per recurrent block, top eigenvector's mass
+            top = curvature.group_mass(vecs[:, :1], groups)
+            out.update({f"block_max_{name}": {g: float(H[groups[g], groups[g]].abs().max()) for g in RECURRENT[name]},
+                        f"top_mass_{name}": {g: float(top[g][0]) for g in RECURRENT[name]}})
     return out
 
 
@@ -466,21 +483,105 @@ def show_hessian_lru(col, seed: int = 0) -> None:
               data="4-unit linear teacher with two conjugate eigenvalue pairs near 0.99, white-noise inputs, generated")
 
 
-# --------------------------------------------------------------------------------------------- Fig. 4C, D
-ADAM_GROUPS = {"dense": ["A", "B", "C", "D"], "complex": ["lam_re", "lam_im", "B_re", "B_im", "C_re", "C_im", "D"]}
-PAPER_ADAM = {"dense": "1e-10 to 1e-4 (Fig. 4C axis), lowest for A", "complex": "mostly 1e-5 to 1e-3 (Fig. 4D axis)"}
+# --------------------------------------------------------------------------------------------- Fig. 9B
+S4_GROUP_LABELS = {"w_A_re": "ω_Aʳᵉ", "w_A_im": "ω_Aⁱᵐ", "w_delta": "ω_Δ"}
+PAPER_S4_HESSIAN = ("Fig. 9B (Δ = 0.01, no values printed): large entries on ω_Δ, not on ω_Aⁱᵐ; caption: at Δ = 1 "
+                    "large entries on all of ω_Aʳᵉ, ω_Aⁱᵐ, ω_Δ; the paper's S4 'optimum' had loss 1.8e-6")
 
 
-def adam_runs(scale: str) -> list[Run]:
+def hessian_s4_runs(scale: str) -> list[Run]:
+    """Fig. 9B: the Hessian at the optimum of the modified S4 (App. A.3) on the teachers of Fig. 4, with the step
+    Delta = 0.01 (the figure) and Delta = 1 (its caption): ``w_A = log(lam) / Delta``, ``B = P^-1 B* / Delta``."""
     s = SIZES[scale]
-    return [Run(CHAPTER, "adam_lr", f"{model}-s0", teacher_run,
+    return [Run(CHAPTER, "hessian_s4", f"seed{seed}", hessian_run,
+                dict(seed=seed, nu=0.99, batch=s["hessian_batch"], length=300, students=list(S4_DELTAS)))
+            for seed in s["hessian_seeds"]]
+
+
+def fig_hessian_s4(profile: Profile):
+    return gather(hessian_s4_runs, profile)
+
+
+def hessian_s4_table(col) -> list[dict]:
+    """Per teacher and Delta: the largest |H| entry of each recurrent block and the top eigenvector's mass on them."""
+    rows = []
+    for r in sorted(col, key=lambda r: r.config["seed"]):
+        for name, delta in S4_DELTAS.items():
+            rows.append({"seed": r.config["seed"], "Δ": delta, "top eig": float(r[f"eig_{name}"][0]),
+                         **{f"max |H| {S4_GROUP_LABELS[g]}": v for g, v in r[f"block_max_{name}"].items()},
+                         **{f"top vector on {S4_GROUP_LABELS[g]}": v for g, v in r[f"top_mass_{name}"].items()},
+                         "loss at the optimum": r[f"optimum_loss_{name}"]})
+    return rows
+
+
+def gap_hessian_s4(col) -> str:
+    rows = [r for r in hessian_s4_table(col) if r["Δ"] == S4_DELTAS["s4"]]
+    share = np.median([r["top vector on ω_Δ"] for r in rows])
+    ratio = np.median([r["max |H| ω_Δ"] / max(r["max |H| ω_Aʳᵉ"], r["max |H| ω_Aⁱᵐ"]) for r in rows])
+    return (f"Δ = 0.01: top eigenvector {share:.1%} on ω_Δ, its block's largest entry {ratio:.0f}× ω_A's (medians "
+            f"over teachers); paper: {PAPER_S4_HESSIAN}")
+
+
+def show_hessian_s4(col, seed: int = 0) -> None:
+    """Fig. 9B for one teacher (Delta = 0.01): log10 |H|, |top-10 eigenvectors| and the spectrum; the spectrum at
+    Delta = 1 beside it."""
+    r = col.one(seed=seed) if col.where(seed=seed) else col[0]
+    fig, ax = plot.figure(3, 1, width=13, height=3.9)
+    H, vecs, eig, groups = r["H_s4"], r["vecs_s4"], r["eig_s4"], r.metrics["groups_s4"]
+    groups = [[S4_GROUP_LABELS.get(g, g), a, b] for g, a, b in groups]
+    im = ax[0, 0].imshow(np.log10(np.abs(H) + 1e-8), cmap="viridis", vmin=-4)
+    fig.colorbar(im, ax=ax[0, 0], label="log10 |H|")
+    _group_ticks(ax[0, 0], groups)
+    ax[0, 0].set_title("(9B) S4, Δ = 0.01: Hessian at the optimum")
+    im = ax[0, 1].imshow(np.abs(vecs).T, cmap="magma", aspect="auto", vmin=0, vmax=1)
+    fig.colorbar(im, ax=ax[0, 1], label="|eigenvector entry|")
+    _group_ticks(ax[0, 1], groups, axis="x")
+    ax[0, 1].set(ylabel="eigenvector (by eigenvalue)",
+                 title=f"top one: {r['top_mass_s4']['w_delta']:.1%} on ω_Δ")
+    for name, style in (("s4", "o"), ("s4_1", "x")):
+        e = r[f"eig_{name}"]
+        ax[0, 2].plot(np.arange(1, len(e) + 1), np.clip(e, 1e-8, None), style, markersize=4,
+                      label=f"Δ = {S4_DELTAS[name]:g}")
+    ax[0, 2].set(yscale="log", ylim=(1e-8, 10 * max(r["eig_s4"].max(), r["eig_s4_1"].max())), xlabel="rank",
+                 ylabel="eigenvalue", title="spectrum")
+    ax[0, 2].legend(fontsize=8)
+    plot.show(fig, col, note=f"Teacher seed {r.config['seed']} of Fig. 4; the S4 equals the teacher (loss "
+                             f"{r['optimum_loss_s4']:.0e}) with ω_A = log(λ)/Δ and B = P⁻¹B*/Δ.",
+              data="4-unit linear teacher with two conjugate eigenvalue pairs near 0.99, white-noise inputs, generated")
+
+
+# --------------------------------------------------------------------------------------------- Fig. 4C, D
+ADAM_GROUPS = {"dense": ["A", "B", "C", "D"], "complex": ["lam_re", "lam_im", "B_re", "B_im", "C_re", "C_im", "D"],
+               "lru": ["w_nu", "w_theta", "w_gamma", "B_re", "B_im", "C_re", "C_im", "D"],
+               "s4": ["w_A_re", "w_A_im", "w_delta", "B_re", "B_im", "C_re", "C_im", "D"]}
+ADAM_TITLES = {"dense": "(4C) dense RNN", "complex": "(4D) complex diagonal RNN", "lru": "(9C) LRU",
+               "s4": "(9D) S4, Δ initialised to 1"}
+PAPER_ADAM = {"dense": "1e-10 to 1e-4 (Fig. 4C axis), lowest for A", "complex": "mostly 1e-5 to 1e-3 (Fig. 4D axis)",
+              "lru": "Fig. 9C: no values printed (caption: the exp parametrisation tames ν, not θ)",
+              "s4": "Fig. 9D: no values printed (Δ initialised to 1, the paper's best S4 init)"}
+
+
+def adam_runs(scale: str, models=("dense", "complex"), figure: str = "adam_lr") -> list[Run]:
+    """Figs. 4C, D (and 9C, D with ``models=("lru", "s4")``): one student per model trained as in Table 2 at
+    nu0 = 0.99 with a constant learning rate 1e-3, Adam's preconditioner read out at the end."""
+    s = SIZES[scale]
+    return [Run(CHAPTER, figure, f"{model}-s0", teacher_run,
                 dict(model=model, nu0=0.99, lr=1e-3, seed=0, steps=s["adam_steps"], batch=s["adam_batch"],
                      length=s["length"], student=s["student"], schedule="constant", readout=True))
-            for model in ADAM_GROUPS]
+            for model in models]
+
+
+def adam_ssm_runs(scale: str) -> list[Run]:
+    """Figs. 9C, D: the LRU and the S4 (Delta initialised to 1) in the set-up of Fig. 4C, D."""
+    return adam_runs(scale, ("lru", "s4"), "adam_lr_ssm")
 
 
 def fig_adam_lr(profile: Profile):
     return gather(adam_runs, profile, subset="1 seed")
+
+
+def fig_adam_lr_ssm(profile: Profile):
+    return gather(adam_ssm_runs, profile, subset="1 seed")
 
 
 def adam_medians(col) -> dict:
@@ -488,10 +589,18 @@ def adam_medians(col) -> dict:
     return {(r.config["model"], g): float(np.median(r[f"lr_{g}"])) for r in col for g in ADAM_GROUPS[r.config["model"]]}
 
 
-def show_adam_lr(col) -> None:
-    """Fig. 4C, D: Adam's effective learning rate of every coordinate at the end of training, per group."""
+def _group_label(g: str) -> str:
+    g = S4_GROUP_LABELS.get(g, g)
+    for a, b in (("lam_", "λ"), ("w_nu", "ω_ν"), ("w_theta", "ω_θ"), ("w_gamma", "ω_γ"), ("_re", "ʳᵉ"), ("_im", "ⁱᵐ")):
+        g = g.replace(a, b)
+    return g
+
+
+def show_adam_lr(col, models=("dense", "complex")) -> None:
+    """Figs. 4C, D (or 9C, D): Adam's effective learning rate of every coordinate at the end of training, per group."""
     fig, ax = plot.figure(2, 1, width=11, height=4)
-    for i, (model, title) in enumerate((("dense", "(4C) dense RNN"), ("complex", "(4D) complex diagonal RNN"))):
+    for i, model in enumerate(models):
+        title = ADAM_TITLES[model]
         found = col.where(model=model)
         if not found:
             continue
@@ -501,8 +610,7 @@ def show_adam_lr(col) -> None:
             v = r[f"lr_{g}"]
             a.plot(j + 0.15 * rng.standard_normal(v.size), v, ".", markersize=3, alpha=0.6, color=f"C{j}")
         a.axhline(r.config["lr"], color="0.5", linewidth=1)
-        a.set_xticks(range(len(ADAM_GROUPS[model])),
-                     [g.replace("lam_", "λ").replace("_re", "ʳᵉ").replace("_im", "ⁱᵐ") for g in ADAM_GROUPS[model]])
+        a.set_xticks(range(len(ADAM_GROUPS[model])), [_group_label(g) for g in ADAM_GROUPS[model]], fontsize=8)
         a.set(yscale="log", ylabel="lr / (√v̂ + ε)", title=f"{title}: final loss {r['final_loss']:.2g}")
     plot.show(fig, col, note="Adam's preconditioner read from exp_avg_sq after training at a constant learning rate "
                              "(grey line); the paper feeds a vector of ones to Optax instead, which also mixes in m.",
@@ -526,6 +634,16 @@ def gap_adam_lr(col) -> str:
     if ("dense", "A") in m and ("complex", "lam_re") in m:
         return (f"median η(A, dense) {m[('dense', 'A')]:.1e} vs η(λ, complex diagonal) {m[('complex', 'lam_re')]:.1e}; "
                 f"paper axes: dense {PAPER_ADAM['dense']}, complex {PAPER_ADAM['complex']}")
+    return "not computed"
+
+
+def gap_adam_ssm(col) -> str:
+    m = adam_medians(col)
+    if ("lru", "w_theta") in m and ("s4", "w_delta") in m:
+        return (f"LRU median η(ω_θ) {m[('lru', 'w_theta')]:.1e} vs η(ω_ν) {m[('lru', 'w_nu')]:.1e}; "
+                f"S4 η(ω_Aʳᵉ, ω_Aⁱᵐ, ω_Δ) "
+                f"{m[('s4', 'w_A_re')]:.1e}, {m[('s4', 'w_A_im')]:.1e}, {m[('s4', 'w_delta')]:.1e}; paper: "
+                f"{PAPER_ADAM['lru']}; {PAPER_ADAM['s4']}")
     return "not computed"
 
 
@@ -962,6 +1080,83 @@ def show_concentrated_hessian(rho: float = 0.0, seed: int = 0) -> None:
                         f"seed {seed} (closed form, no simulation).")
 
 
+# --------------------------------------------------------------------------------------------- Fig. 10D, Table 3
+THETA0_MODELS = ["dense", "complex", "lru"]
+THETA0_LABELS = {"dense": "linear RNN (dense, 64)", "complex": "complex diagonal RNN", "lru": "LRU"}
+THETA0 = {"quick": dict(logs=[-2.0, 0.0], lrs={"dense": [1e-3], "complex": [3.2e-3], "lru": [1e-2]}, seeds=[0],
+                        steps=250, batch=32),
+          "full": dict(logs=[-2.0, -1.5, -1.0, -0.5, 0.0],
+                       lrs={"dense": [3.2e-5, 1e-4, 3.2e-4, 1e-3], "complex": [3.2e-4, 1e-3, 3.2e-3, 1e-2],
+                            "lru": [3.2e-4, 1e-3, 3.2e-3, 1e-2, 3.2e-2, 0.1, 0.32, 1.0]},
+                       seeds=list(range(10)), steps=10_000, batch=128)}
+TABLE3_GRIDS = {"dense": "[-4.5, -4, -3.5, -3]", "complex": "[-3.5, -3, ..., -0.5, 0]",
+                "lru": "[-3.5, -3, ..., -0.5, 0]"}
+PAPER_THETA0 = ("Fig. 10D (no values printed): the gap between the LRU and the complex diagonal RNN widens as "
+                "θ₀ → 0; both stay far below the RNN")
+
+
+def theta0_runs(scale: str) -> list[Run]:
+    """Fig. 10D (Table 3): teacher and students with eigenvalue angles in ``(-theta0, theta0)``,
+    ``theta0 = pi 10^k``, at nu0 = 0.99, trained as in Fig. 3 (cosine schedule) over the paper code's LR grids."""
+    t, s = THETA0[scale], SIZES[scale]
+    return [Run(CHAPTER, "theta0", f"{model}-th{k:g}-lr{lr:g}-s{seed}", teacher_run,
+                dict(model=model, nu0=0.99, theta0=math.pi * 10 ** k, lr=lr, seed=seed, steps=t["steps"],
+                     batch=t["batch"], length=s["length"], student=s["student"]))
+            for seed in t["seeds"] for k in t["logs"] for model in THETA0_MODELS for lr in t["lrs"][model]]
+
+
+def fig_theta0(profile: Profile):
+    return gather(theta0_runs, profile)
+
+
+def theta0_grids() -> list[dict]:
+    """Table 3's learning-rate grids beside the paper code's (our full profile) and our quick profile's."""
+    return [{"model": THETA0_LABELS[m], "Table 3 log10 lr grid": TABLE3_GRIDS[m],
+             "code grid (full)": ", ".join(f"{v:g}" for v in THETA0["full"]["lrs"][m]),
+             "quick": ", ".join(f"{v:g}" for v in THETA0["quick"]["lrs"][m])} for m in THETA0_MODELS]
+
+
+def theta0_table(col) -> list[dict]:
+    """Per theta0: each model's best-LR normalised loss and the complex diagonal ÷ LRU ratio."""
+    best = best_losses(col, by="theta0")
+    rows = []
+    for th in sorted({th for _, th in best}):
+        row = {"θ₀ / π": th / math.pi}
+        for m in THETA0_MODELS:
+            row[f"{m} (normalised)"] = best[(m, th)]["normalised"]
+            row[f"{m} best lr"] = best[(m, th)]["lr"]
+        row["complex ÷ LRU"] = best[("complex", th)]["normalised"] / best[("lru", th)]["normalised"]
+        row["LRU ÷ RNN"] = best[("lru", th)]["normalised"] / best[("dense", th)]["normalised"]
+        rows.append(row)
+    return rows
+
+
+def gap_theta0(col) -> str:
+    rows = theta0_table(col)
+    lo, hi = rows[0], rows[-1]
+    return (f"complex ÷ LRU: {lo['complex ÷ LRU']:.2g} at θ₀ = {lo['θ₀ / π']:.3g}π, {hi['complex ÷ LRU']:.2g} at "
+            f"θ₀ = {hi['θ₀ / π']:.3g}π; paper: {PAPER_THETA0}")
+
+
+def show_theta0(col) -> None:
+    """Fig. 10D: best-LR final loss (normalised) against theta0 for the three students; dots are the seeds."""
+    best = best_losses(col, by="theta0")
+    fig, ax = plot.figure(1, 1, width=6.5, height=4)
+    for i, m in enumerate(THETA0_MODELS):
+        ths = sorted(th for (mm, th) in best if mm == m)
+        ax[0, 0].plot([th / math.pi for th in ths], [best[(m, th)]["normalised"] for th in ths], "o-", color=f"C{i}",
+                      label=THETA0_LABELS[m])
+        for th in ths:
+            seeds = col.where(model=m, theta0=th, lr=best[(m, th)]["lr"])
+            ax[0, 0].plot([th / math.pi] * len(seeds), [r["normalised_loss"] for r in seeds], ".", color=f"C{i}",
+                          markersize=3)
+    ax[0, 0].set(xscale="log", yscale="log", xlabel="θ₀ / π (eigenvalue angles in (−θ₀, θ₀))",
+                 ylabel="final loss / ½ Var(y*)", title="(10D) concentrating the eigenvalues, ν₀ = 0.99")
+    ax[0, 0].legend(fontsize=8)
+    plot.show(fig, col, note="Best learning rate of the grid per model and θ₀; teacher and students share θ₀.",
+              data="linear teacher (n = 10, ν₀ = 0.99, angles in (−θ₀, θ₀)) driven by white noise, generated")
+
+
 # --------------------------------------------------------------------------------------------- Figs. 6, 7
 LANDSCAPE_GAPS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64]  # |lam*| = 1 - gap, angle pi/100 (Fig. 6)
 MAGNITUDE_PARAMS = {"polar": ("ν = ω", lambda nu: nu, lambda w: w),
@@ -1180,7 +1375,8 @@ def explore_figure(lam: float = 0.99, rho: float = 0.9):
 FIGURES = {"sensitivity": sensitivity_runs, "normalisation": normalisation_runs, "teacher": teacher_runs,
            "hessian": hessian_runs, "adam_lr": adam_runs, "deep": deep_runs, "autocorrelation": autocorrelation_runs,
            "gated": gated_runs, "gru_jacobian": gru_jacobian_runs, "adam_angle": adam_angle_runs,
-           "heads": heads_runs, "hessian_lru": hessian_lru_runs}
+           "heads": heads_runs, "hessian_lru": hessian_lru_runs, "hessian_s4": hessian_s4_runs,
+           "adam_lr_ssm": adam_ssm_runs, "theta0": theta0_runs}
 
 
 def gap_sensitivity(col) -> str:
@@ -1239,6 +1435,14 @@ REPRODUCES = [
      "gap": gap_heads},
     {"source": "Fig. 9A", "what": "Hessian at the optimum of the LRU (exp parametrisation)", "figure": "hessian_lru",
      "data": "generated linear teacher", "note": "the teachers of Fig. 4; float64 torch.func.hessian"},
-    {"source": "Figs. 9B-D, 10D", "what": "appendix figures (S4 Hessian, LRU/S4 effective LRs, loss vs θ₀)",
-     "figure": None, "data": "generated", "note": "not reproduced yet"},
+    {"source": "Fig. 9B", "what": "Hessian at the optimum of the modified S4 (Δ = 0.01; Δ = 1 in the table)",
+     "figure": "hessian_s4", "data": "generated linear teacher",
+     "note": "the teachers of Fig. 4; float64 torch.func.hessian",
+     "gap": gap_hessian_s4},
+    {"source": "Fig. 9C, D", "what": "Adam effective learning rates after training, LRU and S4 (Δ initialised to 1)",
+     "figure": "adam_lr_ssm", "data": "generated linear teacher", "note": "1 seed; preconditioner lr/(√v̂+ε)",
+     "gap": gap_adam_ssm},
+    {"source": "Fig. 10D, Table 3", "what": "final loss vs θ₀ for the RNN, complex diagonal RNN and LRU (ν₀ = 0.99)",
+     "figure": "theta0", "data": "generated linear teacher", "note": "the code's LR grids, 10 seeds",
+     "gap": gap_theta0},
 ]

@@ -8,7 +8,9 @@ step through :func:`lscnb.kernels.linear_scan` for diagonal models, as a check (
 - ``DenseLinearRNN``: a dense real A (optionally ``heads`` independent blocks: the block-diagonal ablation);
 - ``DiagonalLRU``: complex diagonal ``lam = exp(-exp(w_nu) + i exp(w_theta))`` with a learned input
   normalisation ``gamma = exp(w_gamma)`` initialised to ``sqrt(1 - |lam|^2)`` (the LRU); ``param="default"``
-  learns Re/Im of lam directly and ``gamma=False`` drops the normalisation.
+  learns Re/Im of lam directly and ``gamma=False`` drops the normalisation;
+- ``DiagonalS4``: the paper's modified S4 (App. A.3, eqs. 23-25), ``lam = exp((w_A^re + i w_A^im) Delta)`` with a
+  learned step ``Delta = softplus(w_Delta)`` per unit that also scales the input, ``Delta * B``.
 """
 from __future__ import annotations
 
@@ -53,16 +55,19 @@ class DenseLinearRNN(nn.Module):
     """Dense (or block-diagonal, ``heads`` > 1) real linear RNN with scalar input and output.
 
     A starts as ``randn / sqrt(block)`` per block with eigenvalue moduli squashed by tanh (nu0 = 0, as in the
-    paper's code); B, C, D follow Flax's LeCun-normal defaults (std 1, 1/sqrt(n), 1)."""
+    paper's code) and angles scaled by ``theta0 / pi`` (eq. 15; Table 3's "theta0 teacher"); B, C, D follow
+    Flax's LeCun-normal defaults (std 1, 1/sqrt(n), 1)."""
 
-    def __init__(self, n: int = 64, *, heads: int = 1, seed: int = 0, dtype=torch.float32):
+    def __init__(self, n: int = 64, *, heads: int = 1, seed: int = 0, theta0: float = math.pi,
+                 dtype=torch.float32):
         super().__init__()
         self.n, self.heads = checks.positive_int(n, "n"), checks.positive_int(heads, "heads")
         if n % heads:
             raise ValueError(f"heads must divide n, got n={n}, heads={heads}")
         rng = np.random.default_rng(seed)
         size = n // heads
-        blocks = [remap_eigenvalues(rng.standard_normal((size, size)) / math.sqrt(size), 0.0) for _ in range(heads)]
+        blocks = [remap_eigenvalues(rng.standard_normal((size, size)) / math.sqrt(size), 0.0, theta0)
+                  for _ in range(heads)]
         self.A = nn.Parameter(torch.tensor(np.stack(blocks), dtype=dtype))
         self.B = nn.Parameter(torch.tensor(rng.standard_normal(n), dtype=dtype))
         self.C = nn.Parameter(torch.tensor(rng.standard_normal(n) / math.sqrt(n), dtype=dtype))
@@ -102,7 +107,40 @@ class DenseLinearRNN(nn.Module):
         return torch.stack(ys, dim=1)
 
 
-class DiagonalLRU(nn.Module):
+class _ComplexDiagonal(nn.Module):
+    """What every complex diagonal student shares: ``y_t = Re(sum_i C_i h_t,i) + D x_t`` with
+    ``h_t = lam * h_{t-1} + u * x_t``; subclasses give ``eigenvalues()`` (lam) and ``_input()`` (u)."""
+
+    def kernel(self, T: int) -> torch.Tensor:
+        """``K_k = Re(sum_i C_i lam_i^k u_i)`` for k < T."""
+        k = torch.arange(checks.positive_int(T, "T"), dtype=self.D.dtype, device=self.D.device)
+        lam = self.eigenvalues()
+        powers = torch.exp(k[:, None] * torch.log(lam)[None, :])
+        return torch.real(powers @ (torch.complex(self.C_re, self.C_im) * self._input()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        checks.tensor(x, "x", ndim=2)
+        return causal_conv(x, self.kernel(x.shape[-1])) + self.D * x
+
+    def forward_recurrent(self, x: torch.Tensor) -> torch.Tensor:
+        """The recurrence through ``lscnb.kernels.linear_scan`` (the check of ``forward``)."""
+        lam = self.eigenvalues()
+        drive = x.to(lam.dtype).unsqueeze(-1) * self._input()  # (batch, T, n)
+        h = linear_scan(lam.expand_as(drive), drive, dim=1)
+        return torch.real(h @ torch.complex(self.C_re, self.C_im)) + self.D * x
+
+
+def _ring(n: int, nu0: float, theta0: float, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """The LRU's initial eigenvalues: moduli uniform in area on the ring ``[nu0, 1]``, angles uniform in
+    ``(-theta0, theta0)`` (float64)."""
+    if not 0 <= nu0 < 1:
+        raise ValueError(f"nu0 must lie in [0, 1), got {nu0}")
+    u = torch.rand(n, generator=g, dtype=torch.float64)
+    nu = torch.sqrt(u * (1 - nu0 ** 2) + nu0 ** 2).clamp(max=1 - 1e-7)
+    return nu, (2 * torch.rand(n, generator=g, dtype=torch.float64) - 1) * theta0
+
+
+class DiagonalLRU(_ComplexDiagonal):
     """Complex diagonal linear RNN with scalar input/output: the LRU (``param="exp"``, ``gamma=True``) and its
     ablations. Moduli start uniform on the ring ``[nu0, 1]``, phases uniform in ``(-theta0, theta0)``."""
 
@@ -111,13 +149,9 @@ class DiagonalLRU(nn.Module):
         super().__init__()
         self.n = checks.positive_int(n, "n")
         self.param, self.use_gamma = checks.one_of(param, ("exp", "default"), "param"), gamma
-        if not 0 <= nu0 < 1:
-            raise ValueError(f"nu0 must lie in [0, 1), got {nu0}")
         g = torch.Generator().manual_seed(seed)
-        u = torch.rand(n, generator=g, dtype=torch.float64)
-        nu = torch.sqrt(u * (1 - nu0 ** 2) + nu0 ** 2).clamp(max=1 - 1e-7)
-        theta = torch.remainder((2 * torch.rand(n, generator=g, dtype=torch.float64) - 1) * theta0, 2 * math.pi)
-        theta = theta.clamp_min(1e-7)
+        nu, theta = _ring(n, nu0, theta0, g)
+        theta = torch.remainder(theta, 2 * math.pi).clamp_min(1e-7)
         if param == "exp":
             self.w_nu = nn.Parameter(torch.log(-torch.log(nu)).to(dtype))
             self.w_theta = nn.Parameter(torch.log(theta).to(dtype))
@@ -165,23 +199,57 @@ class DiagonalLRU(nn.Module):
         b = torch.complex(self.B_re, self.B_im)
         return b * torch.exp(self.w_gamma) if self.use_gamma else b
 
-    def kernel(self, T: int) -> torch.Tensor:
-        """``K_k = Re(sum_i C_i lam_i^k gamma_i B_i)`` for k < T."""
-        k = torch.arange(checks.positive_int(T, "T"), dtype=self.D.dtype, device=self.D.device)
-        lam = self.eigenvalues()
-        powers = torch.exp(k[:, None] * torch.log(lam)[None, :])
-        return torch.real(powers @ (torch.complex(self.C_re, self.C_im) * self._input()))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        checks.tensor(x, "x", ndim=2)
-        return causal_conv(x, self.kernel(x.shape[-1])) + self.D * x
+class DiagonalS4(_ComplexDiagonal):
+    """The paper's modified S4 (App. A.3) with scalar input/output: ``Delta = softplus(w_Delta)`` (eq. 23),
+    ``h_{t+1} = exp((w_A^re + i w_A^im) Delta) * h_t + Delta * B x_{t+1}`` (eq. 24), ``y_t = Re(C h_t) + D x_t``
+    (eq. 25); one Delta per unit (no state expansion, no sharing). Delta starts at ``delta`` (1 in the paper) and
+    ``exp(Delta w_A)`` like the LRU's lambda (same draws as :class:`DiagonalLRU` with the same seed)."""
 
-    def forward_recurrent(self, x: torch.Tensor) -> torch.Tensor:
-        """The recurrence through ``lscnb.kernels.linear_scan`` (the check of ``forward``)."""
-        lam = self.eigenvalues()
-        drive = x.to(lam.dtype).unsqueeze(-1) * self._input()  # (batch, T, n)
-        h = linear_scan(lam.expand_as(drive), drive, dim=1)
-        return torch.real(h @ torch.complex(self.C_re, self.C_im)) + self.D * x
+    def __init__(self, n: int = 64, *, nu0: float = 0.0, theta0: float = math.pi, delta: float = 1.0,
+                 seed: int = 0, dtype=torch.float32):
+        super().__init__()
+        self.n = checks.positive_int(n, "n")
+        delta = checks.positive_float(delta, "delta")
+        g = torch.Generator().manual_seed(seed)
+        nu, theta = _ring(n, nu0, theta0, g)
+        self.w_A_re = nn.Parameter((torch.log(nu) / delta).to(dtype))
+        self.w_A_im = nn.Parameter((theta / delta).to(dtype))
+        self.w_delta = nn.Parameter(torch.full((n,), _softplus_inverse(delta), dtype=dtype))
+        self.B_re = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
+        self.B_im = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
+        self.C_re = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
+        self.C_im = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
+        self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
+
+    @classmethod
+    def from_system(cls, lam, b, c, D, *, delta: float = 0.01, dtype=torch.float64) -> "DiagonalS4":
+        """The S4 student equal to the diagonal system ``(lam, b, c, D)`` with step ``delta`` (Fig. 9B):
+        ``w_A = (log|lam| + i angle(lam)) / delta`` and ``B = b / delta``."""
+        lam, b, c = (torch.as_tensor(v, dtype=torch.complex128) for v in (lam, b, c))
+        delta = checks.positive_float(delta, "delta")
+        model = cls(checks.tensor(lam, "lam", ndim=1).shape[0], delta=delta, dtype=dtype)
+        a, b = torch.log(lam) / delta, b / delta
+        with torch.no_grad():
+            for name, value in (("w_A", a), ("B", b), ("C", c)):
+                getattr(model, f"{name}_re").copy_(value.real)
+                getattr(model, f"{name}_im").copy_(value.imag)
+            model.D.copy_(torch.as_tensor(D, dtype=dtype))
+        return model
+
+    def delta(self) -> torch.Tensor:
+        return nn.functional.softplus(self.w_delta)
+
+    def eigenvalues(self) -> torch.Tensor:
+        return torch.exp(torch.complex(self.w_A_re, self.w_A_im) * self.delta())
+
+    def _input(self) -> torch.Tensor:
+        return torch.complex(self.B_re, self.B_im) * self.delta()
+
+
+def _softplus_inverse(y: float) -> float:
+    """``w`` with ``softplus(w) = y`` (y > 0)."""
+    return y + math.log(-math.expm1(-y))
 
 
 def conjugate_pair_system(seed: int = 0, *, nu: float = 0.99, spread: float = 0.003) -> dict:
