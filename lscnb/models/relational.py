@@ -16,13 +16,17 @@ from .. import checks
 
 
 class ConvEncoder(nn.Module):
-    """Table C.1's encoder: three 4x4 stride-2 convolutions (32 channels) and two dense layers, 32x32x3 -> 128."""
+    """Table C.1's encoder: three 4x4 stride-2 convolutions (32 channels) and two dense layers, 32x32x3 -> 128.
+    ``size``/``layers`` adapt it to other inputs: the Relational Games' 12x12 patches use two convolutions (12 -> 3)."""
 
-    def __init__(self, channels: int = 3, seed: int = 0):
+    def __init__(self, channels: int = 3, seed: int = 0, size: int = 32, layers: int = 3):
         super().__init__()
         g = torch.Generator().manual_seed(seed)
-        self.convs = nn.ModuleList([nn.Conv2d(channels, 32, 4, 2, 1), nn.Conv2d(32, 32, 4, 2, 1), nn.Conv2d(32, 32, 4, 2, 1)])
-        self.fc = nn.ModuleList([nn.Linear(512, 256), nn.Linear(256, 128)])
+        side = checks.positive_int(size, "size") // 2 ** checks.positive_int(layers, "layers")
+        if side < 1:
+            raise ValueError(f"size must be at least 2**layers = {2 ** layers}, got {size}")
+        self.convs = nn.ModuleList([nn.Conv2d(channels if i == 0 else 32, 32, 4, 2, 1) for i in range(layers)])
+        self.fc = nn.ModuleList([nn.Linear(32 * side * side, 256), nn.Linear(256, 128)])
         for m in list(self.convs) + list(self.fc):
             with torch.no_grad():
                 fan_in = m.weight[0].numel()
@@ -44,6 +48,14 @@ def encode_objects(images: torch.Tensor, seed: int = 0) -> torch.Tensor:
     checks.tensor(images, "images", ndim=3)
     with torch.no_grad():
         return ConvEncoder(seed=seed)(images.unsqueeze(1).expand(-1, 3, -1, -1).float())
+
+
+def encode_patches(patches: torch.Tensor, seed: int = 0) -> torch.Tensor:
+    """Embeddings (N, 128) of RGB patches (N, 3, 12, 12) (the Relational Games' cells) by a random, frozen two-conv
+    encoder (the spec leaves the 12x12 encoder to the implementer)."""
+    checks.tensor(patches, "patches", ndim=4)
+    with torch.no_grad():
+        return torch.cat([ConvEncoder(seed=seed, size=patches.shape[-1], layers=2)(p) for p in patches.float().split(1000)])
 
 
 def render(images: torch.Tensor, index: torch.Tensor, palette: torch.Tensor | None = None) -> torch.Tensor:
