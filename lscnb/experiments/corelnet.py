@@ -14,8 +14,8 @@ from .. import plot
 from ..config import Profile
 from ..data.objects import load_objects, resized
 from ..data.relational import SIZE_PAIRS, TASKS, UNSEEN, colours, coloured, comparison, size_comparison, split
-from ..models.relational import (ESBN, CoRelNet, CoRelNetT, Encoded, LSTMBaseline, MLPBaseline, TransformerBaseline,
-                                 encode_objects)
+from ..models.relational import (ESBN, CoRelNet, CoRelNetMix, CoRelNetT, Encoded, LSTMBaseline, MLPBaseline, PrediNet,
+                                 TransformerBaseline, encode_objects, encode_patches)
 from ..sweep import Run, gather
 
 CHAPTER = "corelnet"
@@ -39,7 +39,7 @@ def make_model(model: str, task: str):
     _, T, classes = {**TASKS, **UNSEEN}.get(task, (None, 2, 2))
     seg = SEGMENTS.get(task)
     baselines = {"transformer": TransformerBaseline, "corelnet_t": CoRelNetT, "lstm": LSTMBaseline, "mlp": MLPBaseline,
-                 "esbn": ESBN}
+                 "esbn": ESBN, "predinet": PrediNet, "mix": CoRelNetMix}
     if model in baselines:
         return baselines[model](T, classes, segments=seg)
     variant = {"corelnet": "plain", "cat": "cat", "asym": "asym", "diff": "diff"}[model]
@@ -56,6 +56,7 @@ def train_eval(model, emb, gen_fn, train_shapes, test_shapes, iters: int, test: 
     device = torch.device(device)
     g = torch.Generator().manual_seed(seed)
     model.to(device)
+    model.train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     emb = None if emb is None else emb.to(device)
     inputs = (lambda seq: seq.to(device)) if emb is None else (lambda seq: emb[seq.to(device)])
@@ -70,12 +71,20 @@ def train_eval(model, emb, gen_fn, train_shapes, test_shapes, iters: int, test: 
         opt.step()
         losses.append(float(loss.detach()))
     out = {"loss": np.array(losses)}
-    with torch.no_grad():
-        for name, shapes, fn in (("ood", test_shapes, test_fn or gen_fn), ("iid", train_shapes, gen_fn)):
-            seq, y = fn(shapes, test, torch.Generator().manual_seed(10_000 + seed))
-            pred = torch.cat([model(inputs(s)).argmax(-1) for s in seq.split(1000)])
-            out[name] = float((pred == y.to(device)).float().mean())
+    for name, shapes, fn in (("ood", test_shapes, test_fn or gen_fn), ("iid", train_shapes, gen_fn)):
+        out[name] = accuracy(model, inputs, fn, shapes, test, seed)
     return out
+
+
+def accuracy(model, inputs, fn, shapes, test: int, seed: int) -> float:
+    """Accuracy of ``model`` (in eval mode) on ``test`` samples of ``fn`` from ``shapes``, drawn from seed ``10000 + seed``
+    (the same test set for every model); ``inputs`` maps index sequences to the model's input."""
+    model.eval()
+    with torch.no_grad():
+        seq, y = fn(shapes, test, torch.Generator().manual_seed(10_000 + seed))
+        pred = torch.cat([model(inputs(s)).argmax(-1).cpu() for s in seq.split(1000)])
+    model.train()
+    return float((pred == y).float().mean())
 
 
 def task_run(cfg: dict, ctx) -> dict:

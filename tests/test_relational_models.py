@@ -1,0 +1,58 @@
+"""PrediNet (Shanahan et al. 2019) and CoRelNet_mix (thesis §7.3)."""
+import pytest
+import torch
+
+from lscnb.models.relational import CoRelNetMix, PrediNet, similarity_features
+
+
+def test_predinet_propositions():
+    torch.manual_seed(0)
+    z = torch.randn(5, 9, 128)
+    net = PrediNet(9, 4)
+    out = net(z)
+    assert out.shape == (5, 4)
+    props = net.propositions(z)
+    assert props.shape == (5, 32, 18)
+    pos = props[..., -2:].detach()
+    assert float(pos.min()) >= 0 and float(pos.max()) <= 1                     # attended positions are convex combinations
+    out.sum().backward()
+    assert all(p.grad is not None and float(p.grad.abs().sum()) > 0 for p in net.parameters())
+    with torch.no_grad():                                                       # tie the two queries of every head:
+        W = net.W_Q.weight.view(32, 2, 16, -1)                                   # both attend to the same mixture, so
+        W[:, 1] = W[:, 0]                                                        # every relation d = (e1 - e2) W_S is 0
+        torch.testing.assert_close(net.propositions(z)[..., :16], torch.zeros(5, 32, 16))
+        perm = torch.randperm(128)
+        assert float((net(z[..., perm]) - net(z)).abs().max()) > 1e-4           # not a pure relational bottleneck
+    with pytest.raises(ValueError, match="T=9"):
+        net(torch.randn(2, 6, 128))
+    with pytest.raises(ValueError, match="heads"):
+        PrediNet(9, 4, heads=0)
+
+
+def test_corelnet_mix_competition():
+    torch.manual_seed(0)
+    z = torch.randn(6, 2, 128)
+    net = CoRelNetMix(2, 2)
+    assert net.matrices(net.tcn(z)).shape == (6, 2, 4)
+    with torch.no_grad():
+        net.query.weight.zero_()
+        for winner in (0, 1):                                                   # a query aligned with one rule's key
+            net.query.bias.copy_(10 * net.keys[winner])
+            net.keys.data[1 - winner] = -net.keys[winner]
+            net.eval()
+            zt = net.tcn(z)
+            assert torch.equal(net.choice(zt), torch.nn.functional.one_hot(torch.full((6,), winner), 2).float())
+            torch.testing.assert_close(net(z), net.mlp(net.matrices(zt)[:, winner]))
+        torch.testing.assert_close(net.matrices(zt)[:, 0], similarity_features(zt, causal=False))
+        d = net.matrices(net.tcn(z.flip(1)))[:, 1]
+        torch.testing.assert_close(d, -net.matrices(zt)[:, 1])                   # differences flip under a swap
+    net = CoRelNetMix(2, 2)
+    net.train()
+    w = net.choice(net.tcn(z))
+    assert torch.equal(w.detach().sum(1), torch.ones(6)) and set(w.detach().flatten().tolist()) <= {0.0, 1.0}   # one rule per sample
+    net(z).pow(2).sum().backward()
+    assert net.keys.grad is not None and float(net.keys.grad.abs().sum()) > 0  # straight-through: the competition learns
+    with pytest.raises(ValueError, match="tau"):
+        CoRelNetMix(2, 2, tau=0.0)
+    with pytest.raises(ValueError, match="z"):
+        net(torch.randn(2, 128))
