@@ -121,8 +121,14 @@ class TCN(nn.Module):
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         parts = [z] if not self.segments else list(z.split(self.segments, dim=1))
-        out = [(p - p.mean(1, keepdim=True)) / torch.sqrt(p.var(1, keepdim=True) + 1e-8) for p in parts]
-        return torch.cat(out, 1) * self.gamma + self.beta
+        return torch.cat([self._standardise(p) for p in parts], 1) * self.gamma + self.beta
+
+    @staticmethod
+    def _standardise(p: torch.Tensor) -> torch.Tensor:
+        """``(p - mean) / sqrt(unbiased var + 1e-8)`` over the steps (written out: ``Tensor.var`` over a middle dimension
+        is ~15x slower on the CPU)."""
+        c = p - p.mean(1, keepdim=True)
+        return c / torch.sqrt((c * c).sum(1, keepdim=True) / (p.shape[1] - 1) + 1e-8)
 
 
 def similarity_features(z: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
