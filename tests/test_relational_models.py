@@ -56,3 +56,33 @@ def test_corelnet_mix_competition():
         CoRelNetMix(2, 2, tau=0.0)
     with pytest.raises(ValueError, match="z"):
         net(torch.randn(2, 128))
+
+
+def test_games_table_ranks_ours_beside_the_thesis():
+    from lscnb.experiments import corelnet as ex
+
+    class R(dict):
+        def __init__(self, task, model, hex_, str_):
+            super().__init__(hexominoes=hex_, stripes=str_)
+            self.config = {"task": task, "model": model}
+
+    col = [R("row_matching", "corelnet", 1.0, 0.9), R("row_matching", "transformer", 0.5, 0.52),
+           R("colour_shape", "corelnet", 0.45, 0.5), R("colour_shape", "transformer", 0.8, 0.6)]
+    rows = {(r["game"], r["test"]): r for r in ex.games_table(col)}
+    rm = rows[("row_matching", "hexominoes")]
+    assert rm["CoRelNet (ours)"] == 100 and rm["CoRelNet (thesis)"] == 97.7 and rm["Transformer (thesis)"] == 50.3
+    assert rm["ranking (ours)"] == "CoRelNet > Transformer" == rm["ranking (thesis)"]
+    assert rows[("colour_shape", "hexominoes")]["ranking (thesis)"] == "Transformer > CoRelNet"
+    assert rows[("colour_shape", "stripes")]["ranking (thesis)"] == "not reported"
+    gap = ex.gap_games(col)
+    assert "row_matching/hexominoes: CoRelNet - Transformer +50 points (thesis +47)" in gap and "not in the thesis" in gap
+
+
+def test_tcn_matches_the_unbiased_variance_formula():
+    from lscnb.models.relational import TCN
+    torch.manual_seed(0)
+    z = torch.randn(4, 6, 128, dtype=torch.float64)
+    ref = lambda p: (p - p.mean(1, keepdim=True)) / torch.sqrt(p.var(1, keepdim=True) + 1e-8)   # noqa: E731
+    with torch.no_grad():
+        torch.testing.assert_close(TCN(128).double()(z), ref(z))
+        torch.testing.assert_close(TCN(128, segments=[2, 2, 2]).double()(z), torch.cat([ref(p) for p in z.split(2, 1)], 1))

@@ -173,8 +173,8 @@ def _place(objs: torch.Tensor, cells: torch.Tensor) -> torch.Tensor:
 
 
 def _balanced(batch: int, g) -> torch.Tensor:
-    """Labels 0/1, half each, in random order."""
-    return (torch.arange(batch) % 2)[torch.randperm(batch, generator=g)]
+    """Labels 0/1, half each (the odd one out at random), in random order."""
+    return ((torch.arange(batch) + torch.randint(2, (1,), generator=g)) % 2)[torch.randperm(batch, generator=g)]
 
 
 LINES = torch.tensor([[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]])
