@@ -86,3 +86,17 @@ def test_tcn_matches_the_unbiased_variance_formula():
     with torch.no_grad():
         torch.testing.assert_close(TCN(128).double()(z), ref(z))
         torch.testing.assert_close(TCN(128, segments=[2, 2, 2]).double()(z), torch.cat([ref(p) for p in z.split(2, 1)], 1))
+
+
+def test_every_game_model_and_the_mix_run_end_to_end():
+    import types
+
+    from lscnb.experiments import corelnet as ex
+    ctx = types.SimpleNamespace(device="cpu")
+    for model in ex.GAME_MODELS:
+        out = ex.games_run(dict(task="colour_shape", model=model, iters=2, lr=1e-3, test=8, seed=0), ctx)
+        assert {"hexominoes", "stripes", "iid"} <= set(out) and all(0 <= out[k] <= 1 for k in ("hexominoes", "stripes")), model
+    out = ex.task_run(dict(task="rmts", model="mix", m=95, iters=2, test=8, seed=0), ctx)
+    assert 0 <= out["similarity_share"] <= 1
+    with pytest.raises(ValueError, match="model"):
+        ex.games_run(dict(task="same", model="ntm", iters=2, lr=1e-3, test=8, seed=0), ctx)
