@@ -99,4 +99,111 @@ def test_every_game_model_and_the_mix_run_end_to_end():
     out = ex.task_run(dict(task="rmts", model="mix", m=95, iters=2, test=8, seed=0), ctx)
     assert 0 <= out["similarity_share"] <= 1
     with pytest.raises(ValueError, match="model"):
-        ex.games_run(dict(task="same", model="ntm", iters=2, lr=1e-3, test=8, seed=0), ctx)
+        ex.games_run(dict(task="same", model="mnm", iters=2, lr=1e-3, test=8, seed=0), ctx)
+
+
+def test_relation_network_sums_over_pairs():
+    from lscnb.models.relational_baselines import RelationNetwork
+    torch.manual_seed(0)
+    z = torch.randn(4, 6, 128, dtype=torch.float64)
+    net = RelationNetwork(6, 3).double()
+    assert net(z).shape == (4, 3)
+    d, y = 128, 3                                                              # TCN, g = 2(d+1) -> 512 -> 256, f = 256 -> 256 -> y
+    assert sum(p.numel() for p in net.parameters()) == 2 * d + (2 * (d + 1) + 1) * 512 + 513 * 256 + 257 * 256 + 257 * y
+    with torch.no_grad():
+        x = net.objects(z)
+        assert torch.equal(x[0, :, -1], torch.arange(6.0, dtype=torch.float64))    # the temporal tag
+        ref = sum(net.g(torch.cat([x[:, i], x[:, j]], -1)) for i in range(6) for j in range(6))   # eq. 1, pair by pair
+        torch.testing.assert_close(net.pair_sum(x), ref)
+        perm = torch.randperm(6)
+        torch.testing.assert_close(net.pair_sum(x[:, perm]), net.pair_sum(x))    # a sum over pairs: order-free
+        untagged = RelationNetwork(6, 3, tag=False).double()
+        torch.testing.assert_close(untagged(z[:, perm]), untagged(z))          # without positions the RN sees a set
+        assert float((net(z[:, perm]) - net(z)).abs().max()) > 1e-6             # with them it does not
+        assert float((net(z[..., torch.randperm(128)]) - net(z)).abs().max()) > 1e-4   # a sensory model
+    with pytest.raises(ValueError, match="z"):
+        net(torch.randn(4, 128))
+    with pytest.raises(ValueError, match="T"):
+        RelationNetwork(0, 2)
+    with pytest.raises(TypeError, match="classes"):
+        RelationNetwork(2, 2.5)
+
+
+def test_ntm_addressing_reads_what_it_wrote():
+    from lscnb.models.relational_baselines import NTM, ntm_address, ntm_read, ntm_write
+    torch.manual_seed(0)
+    B, N, W = 3, 10, 16
+    memory = torch.randn(B, N, W)
+    key = torch.randn(B, W)
+    one = torch.ones(B, 1)
+    stay = torch.tensor([[0.0, 1.0, 0.0]]).expand(B, -1)
+    for args in ((key, one, one * 0.5, torch.softmax(torch.randn(B, 3), -1), 1 + torch.rand(B, 1), torch.softmax(torch.randn(B, N), -1)),
+                 (key, 5 * one, one, stay, one, None)):
+        w = ntm_address(memory, *args)
+        assert w.shape == (B, N) and float(w.min()) >= 0
+        torch.testing.assert_close(w.sum(-1), torch.ones(B))                  # addressing weights sum to 1
+    w = ntm_address(memory, memory[:, 4], 1e3 * one, one, stay, one)           # a sharp content key: slot 4 exactly
+    torch.testing.assert_close(w, torch.nn.functional.one_hot(torch.full((B,), 4), N).float())
+    right = torch.tensor([[0.0, 0.0, 1.0]]).expand(B, -1)                     # a shift by +1 moves the focus to slot 5
+    assert torch.equal(ntm_address(memory, memory[:, 4], 1e3 * one, one, right, one).argmax(-1), torch.full((B,), 5))
+    v = torch.tanh(torch.randn(B, W))
+    written = ntm_write(memory, w, torch.ones(B, W), v)                        # erase slot 4 fully, add v
+    torch.testing.assert_close(written[:, 4], v)
+    torch.testing.assert_close(torch.cat([written[:, :4], written[:, 5:]], 1), torch.cat([memory[:, :4], memory[:, 5:]], 1))
+    r = ntm_read(written, ntm_address(written, v, 1e3 * one, one, stay, 3 * one))   # a content read by v finds it
+    torch.testing.assert_close(r, v, atol=1e-4, rtol=0)
+    net = NTM(5, 4)
+    out = net(torch.randn(2, 5, 128))
+    assert out.shape == (2, 4)
+    out.sum().backward()
+    assert float(net.memory0.grad.abs().sum()) > 0 and float(net.write_head.weight.grad.abs().sum()) > 0
+    with pytest.raises(ValueError, match="shift"):
+        ntm_address(memory, key, one, one, torch.ones(B, 5) / 5, one)
+    with pytest.raises(ValueError, match="memory"):
+        ntm_address(memory[0], key, one, one, stay, one)
+    with pytest.raises(ValueError, match="slots"):
+        NTM(5, 4, slots=0)
+
+
+def test_asymmetric_esbn_is_not_swap_symmetric():
+    from lscnb.models.relational import ESBN, esbn_count
+    torch.manual_seed(0)
+    a, b = torch.randn(4, 128), torch.randn(4, 128)
+    sym, asym = ESBN(2, 2), ESBN(2, 2, asym=True)
+    with torch.no_grad():
+        torch.testing.assert_close(sym.similarity(a, b[:, None]), sym.similarity(b, a[:, None]))
+        assert float((asym.similarity(a, b[:, None]) - asym.similarity(b, a[:, None])).abs().max()) > 1e-3
+        W1, b1, W2, b2 = asym.W1.weight, asym.W1.bias, asym.W2.weight, asym.W2.bias
+        ref = ((a @ (W1.T @ W2)) * b).sum(-1) + a @ W1.T @ b2 + b @ W2.T @ b1 + b1 @ b2   # a^T W b, W = W1^T W2, + biases
+        torch.testing.assert_close(asym.similarity(a, b[:, None])[:, 0, 0], ref)
+        z = torch.randn(6, 2, 128)
+        torch.testing.assert_close(sym(z.flip(1)), sym(z))                    # ESBN cannot tell (a, b) from (b, a) ...
+        assert float((asym(z.flip(1)) - asym(z)).abs().max()) > 1e-4           # ... its asymmetric version can
+    assert esbn_count(2, 2) == 1910757 and sum(p.numel() for p in asym.parameters()) - sum(p.numel() for p in sym.parameters()) == 2 * 128 * 129
+
+
+def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
+    import types
+
+    from lscnb.experiments import corelnet as ex
+    full = {r.config["model"] for r in ex.baseline_runs("full")}
+    assert full == {"lstm", "rn", "ntm"} and {r.config["model"] for r in ex.baseline_runs("quick")} == {"rn", "ntm"}
+    assert {"rn", "ntm"} <= {r.config["model"] for r in ex.games_runs("full")}
+    assert "asym_esbn" in {r.config["model"] for r in ex.mix_runs("full")} and \
+        "asym_esbn" in {r.config["model"] for r in ex.sizes_runs("full")}
+    assert ex.TABLE_5_1[("left_of", "hexominoes")]["RN"] == 51.0 and ex.TABLE_5_1[("same", "stripes")]["NTM"] == 93.4
+    ctx = types.SimpleNamespace(device="cpu")
+    out = ex.sizes_run(dict(task="transitive", model="asym_esbn", m=95, iters=2, test=8, seed=0), ctx)
+    assert 0 <= out["ood"] <= 1
+
+    class R(dict):
+        def __init__(self, task, model, ood, iid):
+            super().__init__(ood=ood, iid=iid, objects="test")
+            self.config = {"task": task, "model": model}
+
+    col = [R("same_different", "rn", 0.5, 1.0), R("same_different", "rn", 0.6, 0.9), R("same_different", "ntm", 0.55, 1.0)]
+    rows = ex.baseline_table(col, [R("same_different", "corelnet", 1.0, 1.0)])
+    rn = next(r for r in rows if r["model"] == "RN")
+    assert rn["held-out objects"] == pytest.approx(0.55) and rn["training objects"] == pytest.approx(0.95)
+    assert rn["CoRelNet, held-out (Fig. 5.3)"] == 1.0
+    assert ex.gap_baselines(col).startswith("mean OOD accuracy RN 55.0%, NTM 55.0%")

@@ -17,6 +17,7 @@ from ..data.relational import SIZE_PAIRS, TASKS, UNSEEN, colours, coloured, comp
 from ..data.relational_games import GAMES, catalogue, patches
 from ..models.relational import (ESBN, CoRelNet, CoRelNetMix, CoRelNetT, Encoded, LSTMBaseline, MLPBaseline, PrediNet,
                                  TransformerBaseline, encode_objects, encode_patches)
+from ..models.relational_baselines import NTM, RelationNetwork
 from ..sweep import Run, gather
 
 CHAPTER = "corelnet"
@@ -43,9 +44,11 @@ def make_model(model: str, task: str):
     _, T, classes = {**TASKS, **UNSEEN}.get(task, (None, 2, 2))
     seg = SEGMENTS.get(task)
     baselines = {"transformer": TransformerBaseline, "corelnet_t": CoRelNetT, "lstm": LSTMBaseline, "mlp": MLPBaseline,
-                 "esbn": ESBN, "predinet": PrediNet, "mix": CoRelNetMix}
+                 "esbn": ESBN, "predinet": PrediNet, "mix": CoRelNetMix, "rn": RelationNetwork, "ntm": NTM}
     if model in baselines:
         return baselines[model](T, classes, segments=seg)
+    if model == "asym_esbn":
+        return ESBN(T, classes, segments=seg, asym=True)
     variant = {"corelnet": "plain", "cat": "cat", "asym": "asym", "diff": "diff"}[model]
     return CoRelNet(T, classes, variant=variant, segments=seg)
 
@@ -429,7 +432,8 @@ def show_comparison(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Figs. 7.1, 7.2
-SIZE_MODELS = {"corelnet": "CoRelNet", "asym": "asymmetric CoRelNet", "diff": "CoRelNet diff", "esbn": "ESBN"}
+SIZE_MODELS = {"corelnet": "CoRelNet", "asym": "asymmetric CoRelNet", "diff": "CoRelNet diff", "esbn": "ESBN",
+               "asym_esbn": "asymmetric ESBN"}
 
 
 def sizes_run(cfg: dict, ctx) -> dict:
@@ -462,7 +466,7 @@ def sizes_runs(scale: str) -> list[Run]:
 
 def fig_sizes(profile: Profile):
     return gather(sizes_runs, profile, subset="3 of 10 seeds, m = 95 held-out shapes (the thesis does not give m), "
-                                              "no CoRelNet-mix, no asymmetric ESBN")
+                                              "no CoRelNet-mix")
 
 
 def show_sizes(col) -> None:
@@ -484,9 +488,9 @@ def show_sizes(col) -> None:
 
 # --------------------------------------------------------------------------------------------- Fig. 7.3
 MIX_MODELS = {"corelnet": "CoRelNet", "asym": "asymmetric CoRelNet", "diff": "CoRelNet diff", "mix": "CoRelNet_mix",
-              "esbn": "ESBN"}
+              "esbn": "ESBN", "asym_esbn": "asymmetric ESBN"}
 MIX_SIZES = {"quick": dict(models=["diff", "mix"], iters=300, seeds=[0], test=1000),
-             "full": dict(models=["diff", "mix", "esbn"], iters=5000, seeds=[0, 1, 2], test=20000)}
+             "full": dict(models=["diff", "mix", "esbn", "asym_esbn"], iters=5000, seeds=[0, 1, 2], test=20000)}
 """Fig. 7.3's new runs; CoRelNet and the asymmetric CoRelNet are those of figures ``ood`` and ``ablation`` (same tasks,
 same m), so they are not run twice."""
 
@@ -499,7 +503,7 @@ def mix_runs(scale: str) -> list[Run]:
 
 
 def fig_mix(profile: Profile):
-    return gather(mix_runs, profile, subset="extreme m only, 3 of 10 seeds, random frozen encoder, no asymmetric ESBN")
+    return gather(mix_runs, profile, subset="extreme m only, 3 of 10 seeds, random frozen encoder")
 
 
 def show_mix(*cols) -> None:
@@ -521,15 +525,15 @@ def show_mix(*cols) -> None:
 
 # --------------------------------------------------------------------------------------------- Table 5.1 (Relational Games)
 GAME_MODELS = {"corelnet": "CoRelNet", "corelnet_t": "CoRelNet-T", "esbn": "ESBN", "predinet": "PrediNet",
-               "transformer": "Transformer", "lstm": "LSTM"}
+               "transformer": "Transformer", "lstm": "LSTM", "rn": "RN", "ntm": "NTM"}
 GAMES_SIZES = {"quick": dict(tasks=["row_matching", "colour_shape"], models=["corelnet", "predinet", "transformer"], iters=150,
                              lr=2e-3, seeds=[0], test=1000),
                "full": dict(tasks=list(GAMES), models=list(GAME_MODELS), iters=2500, lr=5e-4, seeds=[0, 1, 2], test=20000)}
 """Quick: row matching and colour/shape (the tasks where the thesis's models differ most), CoRelNet, PrediNet and the
 Transformer, 150 steps at lr 2e-3 (over seeds 0-2: CoRelNet 1.0 and <= 0.5, PrediNet and the Transformer <= 0.54 and
 0.66-0.75 on hexominoes; CoRelNet-T is not trained yet after 150 steps, so it runs in the full profile only). Full: the
-7 games, the thesis's 2500 steps at 5e-4, the five models of Table 5.1 and the LSTM of Table C.2, 3 of 10 seeds; all on a
-random frozen 12x12 patch encoder."""
+7 games, the thesis's 2500 steps at 5e-4, the five models of Table 5.1 and the LSTM, RN and NTM of Table C.2 (not MNM),
+3 of 10 seeds; all on a random frozen 12x12 patch encoder."""
 
 
 def games_run(cfg: dict, ctx) -> dict:
@@ -552,7 +556,8 @@ def games_run(cfg: dict, ctx) -> dict:
 def _game_model(model: str, classes: int):
     """A model of :data:`GAME_MODELS` for a game: nine patches, ``classes`` labels."""
     cls = {"corelnet": CoRelNet, "corelnet_t": CoRelNetT, "esbn": ESBN, "predinet": PrediNet,
-           "transformer": TransformerBaseline, "lstm": LSTMBaseline}[checks.one_of(model, GAME_MODELS, "model")]
+           "transformer": TransformerBaseline, "lstm": LSTMBaseline, "rn": RelationNetwork,
+           "ntm": NTM}[checks.one_of(model, GAME_MODELS, "model")]
     return cls(9, classes)
 
 
@@ -564,26 +569,37 @@ def games_runs(scale: str) -> list[Run]:
 
 
 def fig_games(profile: Profile):
-    return gather(games_runs, profile, subset="re-created games, random frozen patch encoder, 3 of 10 seeds, "
-                                              "no MNM, NTM, RN")
+    return gather(games_runs, profile, subset="re-created games, random frozen patch encoder, 3 of 10 seeds, no MNM")
 
 
 TABLE_5_1 = {
-    ("same", "hexominoes"): {"CoRelNet": 94.7, "CoRelNet-T": 98.7, "ESBN": 60.9, "PrediNet": 99.1, "Transformer": 96.3, "LSTM": 96.4},
-    ("same", "stripes"): {"CoRelNet": 90.4, "CoRelNet-T": 98.4, "ESBN": 60.5, "PrediNet": 97.7, "Transformer": 93.6, "LSTM": 90.3},
-    ("between", "hexominoes"): {"CoRelNet": 96.6, "CoRelNet-T": 91.9, "ESBN": 79.5, "PrediNet": 94.4, "Transformer": 90.9, "LSTM": 94.9},
-    ("between", "stripes"): {"CoRelNet": 93.1, "CoRelNet-T": 87.0, "ESBN": 82.5, "PrediNet": 92.4, "Transformer": 87.5, "LSTM": 91.7},
-    ("occurs", "hexominoes"): {"CoRelNet": 96.2, "CoRelNet-T": 91.6, "ESBN": 74.3, "PrediNet": 92.9, "Transformer": 95.9, "LSTM": 92.2},
-    ("occurs", "stripes"): {"CoRelNet": 88.7, "CoRelNet-T": 79.3, "ESBN": 73.3, "PrediNet": 87.4, "Transformer": 88.7, "LSTM": 79.8},
-    ("xoccurs", "hexominoes"): {"CoRelNet": 92.2, "CoRelNet-T": 91.7, "ESBN": 63.0, "PrediNet": 67.2, "Transformer": 75.1, "LSTM": 79.1},
-    ("xoccurs", "stripes"): {"CoRelNet": 83.6, "CoRelNet-T": 85.4, "ESBN": 64.7, "PrediNet": 61.3, "Transformer": 69.4, "LSTM": 77.2},
-    ("row_matching", "hexominoes"): {"CoRelNet": 97.7, "CoRelNet-T": 95.4, "ESBN": 81.1, "PrediNet": 50.3, "Transformer": 50.3, "LSTM": 50.1},
-    ("row_matching", "stripes"): {"CoRelNet": 94.8, "CoRelNet-T": 90.5, "ESBN": 76.8, "PrediNet": 50.5, "Transformer": 50.4, "LSTM": 50.2},
-    ("colour_shape", "hexominoes"): {"CoRelNet": 47.2, "CoRelNet-T": 49.6, "ESBN": 31.2, "PrediNet": 74.9, "Transformer": 89.1, "LSTM": 80.1},
-    ("left_of", "hexominoes"): {"CoRelNet": 99.2, "CoRelNet-T": 97.6, "ESBN": 49.9, "PrediNet": 94.9, "Transformer": 96.0, "LSTM": 97.2},
+    ("same", "hexominoes"): {"CoRelNet": 94.7, "CoRelNet-T": 98.7, "ESBN": 60.9, "PrediNet": 99.1, "Transformer": 96.3, "LSTM": 96.4,
+                             "RN": 92.9, "NTM": 97.2, "MNM": 97.3},
+    ("same", "stripes"): {"CoRelNet": 90.4, "CoRelNet-T": 98.4, "ESBN": 60.5, "PrediNet": 97.7, "Transformer": 93.6, "LSTM": 90.3,
+                          "RN": 83.7, "NTM": 93.4, "MNM": 95.5},
+    ("between", "hexominoes"): {"CoRelNet": 96.6, "CoRelNet-T": 91.9, "ESBN": 79.5, "PrediNet": 94.4, "Transformer": 90.9, "LSTM": 94.9,
+                                "RN": 73.6, "NTM": 96.3, "MNM": 93.6},
+    ("between", "stripes"): {"CoRelNet": 93.1, "CoRelNet-T": 87.0, "ESBN": 82.5, "PrediNet": 92.4, "Transformer": 87.5, "LSTM": 91.7,
+                             "RN": 54.5, "NTM": 93.5, "MNM": 90.2},
+    ("occurs", "hexominoes"): {"CoRelNet": 96.2, "CoRelNet-T": 91.6, "ESBN": 74.3, "PrediNet": 92.9, "Transformer": 95.9, "LSTM": 92.2,
+                               "RN": 71.2, "NTM": 93.5, "MNM": 84.9},
+    ("occurs", "stripes"): {"CoRelNet": 88.7, "CoRelNet-T": 79.3, "ESBN": 73.3, "PrediNet": 87.4, "Transformer": 88.7, "LSTM": 79.8,
+                            "RN": 54.6, "NTM": 87.1, "MNM": 77.0},
+    ("xoccurs", "hexominoes"): {"CoRelNet": 92.2, "CoRelNet-T": 91.7, "ESBN": 63.0, "PrediNet": 67.2, "Transformer": 75.1, "LSTM": 79.1,
+                                "RN": 65.7, "NTM": 84.2, "MNM": 73.8},
+    ("xoccurs", "stripes"): {"CoRelNet": 83.6, "CoRelNet-T": 85.4, "ESBN": 64.7, "PrediNet": 61.3, "Transformer": 69.4, "LSTM": 77.2,
+                             "RN": 61.7, "NTM": 81.7, "MNM": 70.6},
+    ("row_matching", "hexominoes"): {"CoRelNet": 97.7, "CoRelNet-T": 95.4, "ESBN": 81.1, "PrediNet": 50.3, "Transformer": 50.3,
+                                     "LSTM": 50.1, "RN": 50.5, "NTM": 50.2, "MNM": 49.9},
+    ("row_matching", "stripes"): {"CoRelNet": 94.8, "CoRelNet-T": 90.5, "ESBN": 76.8, "PrediNet": 50.5, "Transformer": 50.4,
+                                  "LSTM": 50.2, "RN": 50.4, "NTM": 49.9, "MNM": 49.8},
+    ("colour_shape", "hexominoes"): {"CoRelNet": 47.2, "CoRelNet-T": 49.6, "ESBN": 31.2, "PrediNet": 74.9, "Transformer": 89.1,
+                                     "LSTM": 80.1, "RN": 77.5, "NTM": 88.0, "MNM": 75.7},
+    ("left_of", "hexominoes"): {"CoRelNet": 99.2, "CoRelNet-T": 97.6, "ESBN": 49.9, "PrediNet": 94.9, "Transformer": 96.0, "LSTM": 97.2,
+                                "RN": 51.0, "NTM": 97.5, "MNM": 97.5},
 }
-"""Table 5.1 (mean OOD accuracy in %, 10 seeds, on DeepMind's data) with the LSTM column of Table C.2. The thesis
-reports colour/shape and left-of on hexominoes only."""
+"""Table 5.1 (mean OOD accuracy in %, 10 seeds, on DeepMind's data) with the LSTM, RN, NTM and MNM columns of Table C.2.
+The thesis reports colour/shape and left-of on hexominoes only."""
 
 
 def games_table(col) -> list[dict]:
@@ -617,10 +633,70 @@ def gap_games(col) -> str:
     return "; ".join(parts) + " on a re-generation of the games, not DeepMind's data: rankings compare, values do not"
 
 
+# --------------------------------------------------------------------------------------------- Fig. C.13
+BASELINE_MODELS = {"lstm": "LSTM", "rn": "RN", "ntm": "NTM"}
+BASELINE_SIZES = {"quick": dict(tasks=["same_different"], models=["rn", "ntm"], iters=150, seeds=[0], test=1000),
+                  "full": dict(tasks=list(TASKS), models=list(BASELINE_MODELS), iters=5000, seeds=[0, 1, 2], test=20000)}
+"""Fig. C.13's appendix baselines at the extreme split. Quick: same/different (m = 98), the Relation Network and the NTM,
+150 steps (over seeds 0-2: both at 1.0 on the two training objects, 0.50-0.58 on the 98 others; 300 steps change
+nothing). Full: the four basic tasks, LSTM, RN and NTM (MNM is not implemented), the paper's 5000 steps."""
+
+
+def baseline_runs(scale: str) -> list[Run]:
+    s = BASELINE_SIZES[scale]
+    return [Run(CHAPTER, "baselines", f"{task}-{model}-s{seed}", task_run,
+                dict(task=task, model=model, m=EXTREME_M[task], iters=s["iters"], test=s["test"], seed=seed))
+            for task in s["tasks"] for model in s["models"] for seed in s["seeds"]]
+
+
+def fig_baselines(profile: Profile):
+    return gather(baseline_runs, profile, subset="the four basic tasks at extreme m (not the four unseen-relation tasks), "
+                                                 "3 of 10 seeds, random frozen encoder, no MNM")
+
+
+def baseline_table(col, ood) -> list[dict]:
+    """One row per (task, model): mean accuracy on the held-out and on the training objects, CoRelNet's (figure ``ood``)
+    beside."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["model"]), []).append((r["ood"], r["iid"]))
+    ref = accuracy_table(ood)
+    return [{"task": t, "m": EXTREME_M[t], "model": BASELINE_MODELS[m], "held-out objects": float(np.mean(v, 0)[0]),
+             "training objects": float(np.mean(v, 0)[1]), "CoRelNet, held-out (Fig. 5.3)": ref.get((t, "corelnet"), float("nan"))}
+            for (t, m), v in out.items()]
+
+
+def show_baselines(col, ood) -> None:
+    acc, ref = accuracy_table(col), accuracy_table(ood)
+    models = [m for m in BASELINE_MODELS if any(k[1] == m for k in acc)]
+    tasks = [t for t in TASKS if any(k[0] == t for k in acc)]
+    fig, ax = plot.figure(1, 1, width=2.2 * len(tasks) + 3.5, height=3.4)
+    w = 0.8 / (len(models) + 1)
+    x = np.arange(len(tasks))
+    ax[0, 0].bar(x - (len(models) / 2) * w, [ref.get((t, "corelnet"), np.nan) for t in tasks], w, color="C0",
+                 label="CoRelNet (Fig. 5.3)")
+    for i, m in enumerate(models):
+        ax[0, 0].bar(x + (i + 1 - len(models) / 2) * w, [acc.get((t, m), np.nan) for t in tasks], w,
+                     color=f"C{4 + list(BASELINE_MODELS).index(m)}", label=BASELINE_MODELS[m])
+    ax[0, 0].set_xticks(x, [f"{t}\n(m = {EXTREME_M[t]})" for t in tasks])
+    ax[0, 0].set(ylabel="OOD test accuracy", ylim=(0, 1.05), title="appendix baselines (Fig. C.13)")
+    ax[0, 0].legend(fontsize=7)
+    plot.show(fig, col, ood, data=f"{col[0]['objects']}, random frozen encoder",
+              note="The thesis shows bars only: the sensory baselines (LSTM, RN, NTM, MNM) do not generalise to unseen "
+                   "objects at the extreme split.")
+
+
+def gap_baselines(col) -> str:
+    acc = accuracy_table(col)
+    return ("mean OOD accuracy " + ", ".join(f"{BASELINE_MODELS[m]} {np.mean([v for k, v in acc.items() if k[1] == m]):.1%}"
+                                             for m in BASELINE_MODELS if any(k[1] == m for k in acc))
+            + "; the thesis prints bars only (Fig. C.13); MNM not implemented")
+
+
 # --------------------------------------------------------------------------------------------- bookkeeping
 FIGURES = {"ood": ood_runs, "ablation": ablation_runs, "comparison": comparison_runs, "mcurve": mcurve_runs,
            "unseen": unseen_runs, "spurious": spurious_runs, "encoder": encoder_runs,
-           "sizes": sizes_runs, "mix": mix_runs, "games": games_runs}
+           "sizes": sizes_runs, "mix": mix_runs, "games": games_runs, "baselines": baseline_runs}
 
 
 def gap_ood(col) -> str:
@@ -644,7 +720,7 @@ REPRODUCES = [
     {"source": "Table 5.1, Table C.2", "what": "Relational Games OOD accuracy", "figure": "games",
      "data": "Relational Games re-created (pentominoes; hexominoes and stripes OOD), not DeepMind's files",
      "note": "quick: row matching and colour/shape, CoRelNet, PrediNet and Transformer, 150 steps; full: 7 games, CoRelNet, "
-             "CoRelNet-T, ESBN, PrediNet, Transformer, LSTM (owed: needs a GPU); MNM, NTM, RN not implemented; "
+             "CoRelNet-T, ESBN, PrediNet, Transformer, LSTM, RN, NTM (owed: needs a GPU); MNM not implemented; "
              "rankings compare, values do not", "gap": gap_games},
     {"source": "Fig. 5.5 (left)", "what": "unseen relations (RMTS3, same/diff6, identity rules 4 and 4 missing)",
      "figure": "unseen", "data": "ESBN object images",
@@ -654,8 +730,13 @@ REPRODUCES = [
      "data": "ESBN object images on 100 background colours",
      "note": "quick: dist3, CoRelNet, random encoder vs a learned linear layer on it; full: 4 tasks, CoRelNet and ESBN, "
              "random / learned / learned + L1 conv encoder (owed: needs a GPU)"},
-    {"source": "Figs. C.6, C.13", "what": "accuracy vs m: CoRelNet, CoRelNet-T, ESBN vs Transformer, LSTM, MLP",
-     "figure": "mcurve", "data": "ESBN object images", "note": "random frozen encoder; PrediNet, MNM, NTM, RN not yet"},
+    {"source": "Fig. C.6", "what": "accuracy vs m: CoRelNet, CoRelNet-T, ESBN vs Transformer, LSTM, MLP",
+     "figure": "mcurve", "data": "ESBN object images", "note": "random frozen encoder; PrediNet not on these tasks; "
+                                                               "RN and NTM at extreme m in figure baselines"},
+    {"source": "Fig. C.13", "what": "appendix baselines (MNM, NTM, LSTM, RN) at extreme m", "figure": "baselines",
+     "data": "ESBN object images", "note": "quick: same/different, RN and NTM, 150 steps; full: the four basic tasks, LSTM, "
+                                           "RN, NTM (owed: needs a GPU); not the unseen-relation tasks; MNM not implemented",
+     "gap": gap_baselines},
     {"source": "Figs. C.1-C.5, C.7-C.12", "what": "other appendix curves", "figure": None, "data": "",
      "note": "not reproduced yet"},
     {"source": "Table C.3", "what": "parameter counts", "figure": None, "data": "none",
@@ -663,10 +744,10 @@ REPRODUCES = [
     {"source": "Figs. 7.1-7.3", "what": "comparison tasks: symmetric similarity fails, differences succeed",
      "figure": "comparison", "data": "ESBN object images, hidden order", "note": "a hidden-order variant"},
     {"source": "Figs. 7.1, 7.2", "what": "comparison and transitive comparison of sizes", "figure": "sizes",
-     "data": "ESBN object images at 3 sizes", "note": "CoRelNet, asymmetric CoRelNet, CoRelNet diff (+ ESBN in full); "
-                                                     "CoRelNet_mix and asymmetric ESBN not run here"},
+     "data": "ESBN object images at 3 sizes", "note": "CoRelNet, asymmetric CoRelNet, CoRelNet diff (+ ESBN and "
+                                                     "asymmetric ESBN in full, owed: needs a GPU); CoRelNet_mix not run here"},
     {"source": "Fig. 7.3", "what": "the four basic tasks with CoRelNet_mix (competition of rules)", "figure": "mix",
      "data": "ESBN object images", "note": "quick: CoRelNet diff and CoRelNet_mix, 300 steps (CoRelNet and asymmetric "
-                                           "CoRelNet from figures ood, ablation); full adds ESBN (owed: needs a GPU); "
-                                           "no asymmetric ESBN"},
+                                           "CoRelNet from figures ood, ablation); full adds ESBN and asymmetric ESBN "
+                                           "(owed: needs a GPU)"},
 ]

@@ -347,16 +347,29 @@ class ESBN(nn.Module):
     sees an embedding: at step ``t`` it reads the key ``k^r_t``, emits a write key ``k^w_t = ReLU(W_k h_t)`` (256),
     a gate ``g_t = sigma(w_g^T h_t)`` and logits ``W_y h_t``. Reading compares ``z_t`` with the stored values,
     ``w = softmax_i(z_t^T M^v_i)``, ``c_i = sigma(gamma z_t^T M^v_i + beta)``, ``k^r = g_t sum_i w_i [M^k_i; c_i]``;
-    writing appends ``(k^w_t, z_t)``. ``T + 1`` steps; the prediction is read at the last."""
+    writing appends ``(k^w_t, z_t)``. ``T + 1`` steps; the prediction is read at the last. ``asym=True`` is the
+    thesis's *asymmetric ESBN* (§7.2): the similarity ``z_t^T M^v_i`` becomes ``z_t^T W M^v_i`` with ``W = W_1^T W_2``,
+    written ``(W_1 z_t)^T (W_2 M^v_i)`` with two learned Linear(128, 128) maps (biases included, as in the asymmetric
+    CoRelNet)."""
 
     def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 512, key: int = 256,
-                 segments: list | None = None):
+                 segments: list | None = None, asym: bool = False):
         super().__init__()
         self.T, self.key_size = checks.positive_int(T, "T"), key
         self.tcn = TCN(dim, segments)
         self.lstm = nn.LSTMCell(key + 1, hidden)
         self.key_w, self.gate, self.y = nn.Linear(hidden, key), nn.Linear(hidden, 1), nn.Linear(hidden, classes)
         self.gain, self.bias = nn.Parameter(torch.ones(1)), nn.Parameter(torch.zeros(1))
+        self.asym = bool(asym)
+        if self.asym:
+            self.W1, self.W2 = nn.Linear(dim, dim), nn.Linear(dim, dim)
+
+    def similarity(self, z: torch.Tensor, mv: torch.Tensor) -> torch.Tensor:
+        """Similarities (B, t, 1) of the current codes ``z`` (B, d) to the stored values ``mv`` (B, t, d):
+        ``M^v z`` (symmetric), or ``(W_2 M^v)(W_1 z)`` (asymmetric)."""
+        if self.asym:
+            return self.W2(mv) @ self.W1(z)[:, :, None]
+        return mv @ z[:, :, None]
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         checks.tensor(z, "z", ndim=3)
@@ -373,7 +386,7 @@ class ESBN(nn.Module):
             Mk.append(torch.relu(self.key_w(h)))
             if t > 0:
                 mk, mv = torch.stack(Mk[:-1], 1), torch.stack(Mv, 1)                 # (B, t, key), (B, t, dim)
-                sim = (mv @ z[:, t, :, None])                                          # (B, t, 1)
+                sim = self.similarity(z[:, t], mv)                                     # (B, t, 1)
                 w, conf = torch.softmax(sim, 1), torch.sigmoid(self.gain * sim + self.bias)
                 key_r = g * (torch.cat([mk, conf], 2) * w).sum(1)
             Mv.append(z[:, t])
