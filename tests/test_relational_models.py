@@ -99,7 +99,7 @@ def test_every_game_model_and_the_mix_run_end_to_end():
     out = ex.task_run(dict(task="rmts", model="mix", m=95, iters=2, test=8, seed=0), ctx)
     assert 0 <= out["similarity_share"] <= 1
     with pytest.raises(ValueError, match="model"):
-        ex.games_run(dict(task="same", model="mnm", iters=2, lr=1e-3, test=8, seed=0), ctx)
+        ex.games_run(dict(task="same", model="trn", iters=2, lr=1e-3, test=8, seed=0), ctx)
 
 
 def test_relation_network_sums_over_pairs():
@@ -187,8 +187,8 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
 
     from lscnb.experiments import corelnet as ex
     full = {r.config["model"] for r in ex.baseline_runs("full")}
-    assert full == {"lstm", "rn", "ntm"} and {r.config["model"] for r in ex.baseline_runs("quick")} == {"rn", "ntm"}
-    assert {"rn", "ntm"} <= {r.config["model"] for r in ex.games_runs("full")}
+    assert full == {"lstm", "rn", "ntm", "mnm"} and {r.config["model"] for r in ex.baseline_runs("quick")} == {"rn", "ntm"}
+    assert {"rn", "ntm", "mnm"} <= {r.config["model"] for r in ex.games_runs("full")}
     assert "asym_esbn" in {r.config["model"] for r in ex.mix_runs("full")} and \
         "asym_esbn" in {r.config["model"] for r in ex.sizes_runs("full")}
     assert ex.TABLE_5_1[("left_of", "hexominoes")]["RN"] == 51.0 and ex.TABLE_5_1[("same", "stripes")]["NTM"] == 93.4
@@ -207,3 +207,30 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
     assert rn["held-out objects"] == pytest.approx(0.55) and rn["training objects"] == pytest.approx(0.95)
     assert rn["CoRelNet, held-out (Fig. 5.3)"] == 1.0
     assert ex.gap_baselines(col).startswith("mean OOD accuracy RN 55.0%, NTM 55.0%")
+
+
+def test_mnm_writes_by_its_local_rule():
+    from lscnb.models.relational_baselines import MNM, mnm_activations, mnm_update
+    torch.manual_seed(0)
+    B, d = 4, 16
+    W0 = [torch.randn(B, d, d) / 4 for _ in range(3)]
+    key = torch.tanh(torch.randn(B, d))
+    targets = [0.9 * torch.tanh(torch.randn(B, d)) for _ in range(3)]
+    err = lambda Ws, l: (mnm_activations(Ws, key)[l] - targets[l]).norm(dim=-1)      # noqa: E731
+    assert all(torch.equal(a, b) for a, b in zip(mnm_update(W0, key, targets, torch.zeros(B, 1)), W0))   # gate 0: no write
+    W1 = mnm_update(W0, key, targets, torch.ones(B, 1))
+    assert bool((err(W1, 0) < err(W0, 0)).all())                  # the first layer moves towards its target in one write
+    Ws = W0
+    for _ in range(30):
+        Ws = mnm_update(Ws, key, targets, torch.ones(B, 1))
+    assert bool((err(Ws, 2) < 0.01 * err(W0, 2)).all())           # repeated writes: reading the key returns the value
+    net = MNM(5, 4, dim=32)
+    out = net(torch.randn(3, 5, 32))
+    assert out.shape == (3, 4) and float(net.reconstruction.detach()) >= 0
+    (out.sum() + net.reconstruction).backward()
+    assert float(net.targets.weight.grad.abs().sum()) > 0 and float(net.heads.weight.grad.abs().sum()) > 0
+    assert "memory0" not in dict(net.named_parameters())          # the memory's weights are fast weights, not learned
+    with pytest.raises(ValueError, match="targets"):
+        mnm_update(W0, key, targets[:2], torch.ones(B, 1))
+    with pytest.raises(ValueError, match="z"):
+        net(torch.randn(3, 32))

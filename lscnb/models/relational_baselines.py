@@ -127,3 +127,68 @@ class NTM(nn.Module):
             r = ntm_read(memory, w_r)
             w_w = ntm_address(memory, wr["key"], wr["strength"], wr["gate"], wr["shift"], wr["sharpen"], w_w)
             memory = ntm_write(memory, w_w, wr["erase"], wr["add"])
+
+
+# ----------------------------------------------------------------------------------------------------------------- MNM
+def mnm_activations(weights: list, x: torch.Tensor) -> list:
+    """The activations of a memory MLP with per-sample weights ``weights`` (each (B, out, in)) on ``x`` (B, in): tanh
+    hidden layers, a linear output, no biases."""
+    acts, h = [], x
+    for i, W in enumerate(weights):
+        h = (W @ h[..., None])[..., 0]
+        h = torch.tanh(h) if i < len(weights) - 1 else h
+        acts.append(h)
+    return acts
+
+
+def mnm_update(weights: list, key: torch.Tensor, targets: list, gate: torch.Tensor) -> list:
+    """One write into the memory MLP (Munkhdalai et al. 2019, the local update rule of the ESBN code): every layer moves
+    its activation ``a_l`` on ``key`` towards its target ``e_l``, ``W_l <- W_l - (2/d) (a_l - e_l) (beta a_{l-1})^T``,
+    ``beta`` (B, 1) the write gate, ``a_0 = key``."""
+    if len(targets) != len(weights):
+        raise ValueError(f"targets must hold one target per layer ({len(weights)}), got {len(targets)}")
+    acts = mnm_activations(weights, key)
+    return [W - (2 / a.shape[-1]) * (a - e)[..., :, None] * (gate * h)[..., None, :]
+            for W, a, h, e in zip(weights, acts, [key] + acts[:-1], targets)]
+
+
+class MNM(nn.Module):
+    """Metalearned Neural Memory (Munkhdalai et al. 2019), compact, as in the ESBN code: the memory is a three-layer
+    MLP (d -> d -> d -> d, tanh, no biases) whose weights are *fast weights*, per sample, starting from a fixed random
+    draw. An LSTM controller (hidden d) reads ``[z_t; v_{t-1}]``; a tanh layer gives a write key ``k^w``, a write value
+    ``v^w``, a read key ``k^r`` and the write gate ``beta = sigma(w^T .)``; a learned map sends ``v^w`` to one target
+    per layer and :func:`mnm_update` writes; the read ``v_t`` is the memory's output on ``k^r``; the step's output is
+    Linear([h_t; v_t]). ``T + 1`` steps (a zero input last); the prediction is a linear read-out of the last output.
+    ``reconstruction`` holds the meta-objective of the last forward pass, the mean squared error of the updated memory
+    on ``(k^w, v^w)`` averaged over the steps, which training adds to the loss."""
+
+    def __init__(self, T: int, classes: int, *, dim: int = 128, layers: int = 3, segments: list | None = None):
+        super().__init__()
+        self.T, self.dim = checks.positive_int(T, "T"), checks.positive_int(dim, "dim")
+        self.tcn = TCN(dim, segments)
+        self.lstm = nn.LSTMCell(2 * dim, dim)
+        self.heads = nn.Linear(dim, 4 * dim)
+        self.gate = nn.Linear(dim, 1)
+        self.targets = nn.Linear(dim, checks.positive_int(layers, "layers") * dim)
+        self.read_out = nn.Linear(2 * dim, dim)
+        self.y = nn.Linear(dim, checks.positive_int(classes, "classes"))
+        self.register_buffer("memory0", torch.stack([nn.Linear(dim, dim, bias=False).weight.detach() for _ in range(layers)]))
+        self.reconstruction = None
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        checks.tensor(z, "z", ndim=3)
+        z = self.tcn(z)
+        B, T, d = z.shape
+        h = c = v = z.new_zeros(B, d)
+        weights = list(self.memory0.unsqueeze(1).expand(-1, B, -1, -1).unbind(0))
+        loss = z.new_zeros(())
+        for t in range(T + 1):
+            x = z[:, t] if t < T else z.new_zeros(B, d)
+            h, c = self.lstm(torch.cat([x, v], -1), (h, c))
+            g, k_w, v_w, k_r = torch.tanh(self.heads(h)).split(d, -1)
+            weights = mnm_update(weights, k_w, list(self.targets(v_w).split(d, -1)), torch.sigmoid(self.gate(g)))
+            loss = loss + (mnm_activations(weights, k_w)[-1] - v_w).pow(2).mean()
+            v = mnm_activations(weights, k_r)[-1]
+            out = self.read_out(torch.cat([h, v], -1))
+        self.reconstruction = loss / T
+        return self.y(out)
