@@ -195,6 +195,9 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
     ctx = types.SimpleNamespace(device="cpu")
     out = ex.sizes_run(dict(task="transitive", model="asym_esbn", m=95, iters=2, test=8, seed=0), ctx)
     assert 0 <= out["ood"] <= 1
+    unseen = [r for r in ex.baseline_runs("full") if r.config["task"] == "identity_rules4_missing"]
+    assert len(unseen) == 12 and unseen[0].config["m"] == 94 and unseen[0].fn is ex.unseen_run
+    assert 0 <= unseen[0].fn(dict(unseen[0].config, iters=2, test=8), ctx)["ood"] <= 1
 
     class R(dict):
         def __init__(self, task, model, ood, iid):
@@ -205,7 +208,7 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
     rows = ex.baseline_table(col, [R("same_different", "corelnet", 1.0, 1.0)])
     rn = next(r for r in rows if r["model"] == "RN")
     assert rn["held-out objects"] == pytest.approx(0.55) and rn["training objects"] == pytest.approx(0.95)
-    assert rn["CoRelNet, held-out (Fig. 5.3)"] == 1.0
+    assert rn["CoRelNet, held-out (Figs. 5.3, 5.5)"] == 1.0
     assert ex.gap_baselines(col).startswith("mean OOD accuracy RN 55.0%, NTM 55.0%")
 
 

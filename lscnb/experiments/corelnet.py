@@ -640,56 +640,58 @@ def gap_games(col) -> str:
 # --------------------------------------------------------------------------------------------- Fig. C.13
 BASELINE_MODELS = {"lstm": "LSTM", "rn": "RN", "ntm": "NTM", "mnm": "MNM"}
 BASELINE_SIZES = {"quick": dict(tasks=["same_different"], models=["rn", "ntm"], iters=100, seeds=[0], test=1000),
-                  "full": dict(tasks=list(TASKS), models=list(BASELINE_MODELS), iters=5000, seeds=[0, 1, 2], test=20000)}
+                  "full": dict(tasks=list(TASKS) + list(UNSEEN_M), models=list(BASELINE_MODELS), iters=5000, seeds=[0, 1, 2],
+                               test=20000)}
 """Fig. C.13's appendix baselines at the extreme split. Quick: same/different (m = 98), the Relation Network and the NTM,
 100 steps (over seeds 0-2: both at 1.0 on the two training objects, 0.50-0.58 on the 98 others; 80, 150 and 300 steps
 give the same; the MNM, 0.3 s a step for two objects on this CPU, also fits them and is at 0.50 on the others after 150
-steps, seed 0, but runs in the full profile only). Full: the four basic tasks, LSTM, RN, NTM and
-MNM, the paper's 5000 steps."""
+steps, seed 0, but runs in the full profile only). Full: the thesis's eight tasks (the four basic ones and the four
+unseen-relation ones of Fig. 5.5), LSTM, RN, NTM and MNM, the paper's 5000 steps at 5e-4."""
+BASELINE_M = {**EXTREME_M, **UNSEEN_M}
 
 
 def baseline_runs(scale: str) -> list[Run]:
     s = BASELINE_SIZES[scale]
-    return [Run(CHAPTER, "baselines", f"{task}-{model}-s{seed}", task_run,
-                dict(task=task, model=model, m=EXTREME_M[task], iters=s["iters"], test=s["test"], seed=seed))
+    return [Run(CHAPTER, "baselines", f"{task}-{model}-s{seed}", task_run if task in TASKS else unseen_run,
+                dict(task=task, model=model, m=BASELINE_M[task], iters=s["iters"], test=s["test"], seed=seed,
+                     **({} if task in TASKS else {"lr": 5e-4})))
             for task in s["tasks"] for model in s["models"] for seed in s["seeds"]]
 
 
 def fig_baselines(profile: Profile):
-    return gather(baseline_runs, profile, subset="the four basic tasks at extreme m (not the four unseen-relation tasks), "
-                                                 "3 of 10 seeds, random frozen encoder")
+    return gather(baseline_runs, profile, subset="extreme m, 3 of 10 seeds, random frozen encoder")
 
 
-def baseline_table(col, ood) -> list[dict]:
-    """One row per (task, model): mean accuracy on the held-out and on the training objects, CoRelNet's (figure ``ood``)
-    beside."""
+def baseline_table(col, *refs) -> list[dict]:
+    """One row per (task, model): mean accuracy on the held-out (and, for unseen relations, test-pattern) objects and on
+    the training ones, with CoRelNet's from the reference collections ``refs`` (figures ``ood``, ``unseen``) beside."""
     out = {}
     for r in col:
         out.setdefault((r.config["task"], r.config["model"]), []).append((r["ood"], r["iid"]))
-    ref = accuracy_table(ood)
-    return [{"task": t, "m": EXTREME_M[t], "model": BASELINE_MODELS[m], "held-out objects": float(np.mean(v, 0)[0]),
-             "training objects": float(np.mean(v, 0)[1]), "CoRelNet, held-out (Fig. 5.3)": ref.get((t, "corelnet"), float("nan"))}
+    ref = accuracy_table(*refs)
+    return [{"task": t, "m": BASELINE_M[t], "model": BASELINE_MODELS[m], "held-out objects": float(np.mean(v, 0)[0]),
+             "training objects": float(np.mean(v, 0)[1]), "CoRelNet, held-out (Figs. 5.3, 5.5)": ref.get((t, "corelnet"), float("nan"))}
             for (t, m), v in out.items()]
 
 
-def show_baselines(col, ood) -> None:
-    acc, ref = accuracy_table(col), accuracy_table(ood)
+def show_baselines(col, *refs) -> None:
+    acc, ref = accuracy_table(col), accuracy_table(*refs)
     models = [m for m in BASELINE_MODELS if any(k[1] == m for k in acc)]
-    tasks = [t for t in TASKS if any(k[0] == t for k in acc)]
-    fig, ax = plot.figure(1, 1, width=2.2 * len(tasks) + 3.5, height=3.4)
+    tasks = [t for t in BASELINE_M if any(k[0] == t for k in acc)]
+    fig, ax = plot.figure(1, 1, width=min(2.2 * len(tasks) + 3.5, 13), height=3.4)
     w = 0.8 / (len(models) + 1)
     x = np.arange(len(tasks))
     ax[0, 0].bar(x - (len(models) / 2) * w, [ref.get((t, "corelnet"), np.nan) for t in tasks], w, color="C0",
-                 label="CoRelNet (Fig. 5.3)")
+                 label="CoRelNet (Figs. 5.3, 5.5)")
     for i, m in enumerate(models):
         ax[0, 0].bar(x + (i + 1 - len(models) / 2) * w, [acc.get((t, m), np.nan) for t in tasks], w,
                      color=f"C{4 + list(BASELINE_MODELS).index(m)}", label=BASELINE_MODELS[m])
-    chance = {t: 1 / TASKS[t][2] for t in tasks}
+    chance = {t: 1 / {**TASKS, **UNSEEN}[t][2] for t in tasks}
     ax[0, 0].hlines([chance[t] for t in tasks], x - 0.45, x + 0.45, **plot.PAPER, label="chance")
-    ax[0, 0].set_xticks(x, [f"{t}\n(m = {EXTREME_M[t]})" for t in tasks])
+    ax[0, 0].set_xticks(x, [f"{t}\n(m = {BASELINE_M[t]})" for t in tasks], fontsize=8 if len(tasks) > 4 else None)
     ax[0, 0].set(ylabel="OOD test accuracy", ylim=(0, 1.05), title="appendix baselines (Fig. C.13)")
     ax[0, 0].legend(fontsize=7)
-    plot.show(fig, col, ood, data=f"{col[0]['objects']}, random frozen encoder",
+    plot.show(fig, col, *refs, data=f"{col[0]['objects']}, random frozen encoder",
               note="The thesis shows bars only: the sensory baselines (LSTM, RN, NTM, MNM) do not generalise to unseen "
                    "objects at the extreme split.")
 
@@ -742,8 +744,8 @@ REPRODUCES = [
      "figure": "mcurve", "data": "ESBN object images", "note": "random frozen encoder; PrediNet not on these tasks; "
                                                                "RN and NTM at extreme m in figure baselines"},
     {"source": "Fig. C.13", "what": "appendix baselines (MNM, NTM, LSTM, RN) at extreme m", "figure": "baselines",
-     "data": "ESBN object images", "note": "quick: same/different, RN and NTM, 100 steps; full: the four basic tasks, LSTM, "
-                                           "RN, NTM, MNM (owed: needs a GPU); not the unseen-relation tasks",
+     "data": "ESBN object images", "note": "quick: same/different, RN and NTM, 100 steps; full: the eight tasks (basic and "
+                                           "unseen relations), LSTM, RN, NTM, MNM (owed: needs a GPU)",
      "gap": gap_baselines},
     {"source": "Figs. C.1-C.5, C.7-C.12", "what": "other appendix curves", "figure": None, "data": "",
      "note": "not reproduced yet"},
