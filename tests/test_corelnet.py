@@ -193,3 +193,22 @@ def test_size_comparison_tasks():
         size_comparison(torch.arange(4), 4, g, pairs=[(1, 1)])
     with pytest.raises(ValueError, match="sizes"):
         resized(imgs, sizes=(40,))
+
+
+def test_appendix_curves_figs_c8_to_c11():
+    from lscnb.experiments import corelnet as ex
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    full = {f: ex.FIGURES[f]("full") for f in ("mcurve_encoder", "mcurve_sym", "mcurve_unseen", "mcurve_unseen_encoder")}
+    # the extreme split of Fig. C.10 is figure unseen's (same set-up): not run twice
+    assert {r.config["m"] for r in full["mcurve_unseen"]} == {0, 50, 85}
+    un = {(r.config["task"], r.config["model"], r.config["seed"]): r.config for r in ex.unseen_runs("full")}
+    c = full["mcurve_unseen"][0].config
+    assert {k: v for k, v in c.items() if k != "m"} == {k: v for k, v in un[(c["task"], c["model"], c["seed"])].items() if k != "m"}
+    assert len(full["mcurve_encoder"]) == 4 * 3 * 2 * 4 * 3 and len(full["mcurve_unseen_encoder"]) == 4 * 3 * 2 * 4 * 3
+    keys = [r.key for runs in full.values() for r in runs]
+    assert len(keys) == len(set(keys))
+    learned = next(r for r in full["mcurve_unseen_encoder"] if r.config["encoder"] == "learned")
+    out = learned.fn(dict(learned.config, iters=2, test=10), ctx)
+    assert 0 <= out["ood"] <= 1 and 0 <= out["iid"] <= 1
+    assert len([r for f in full for r in ex.FIGURES[f]("quick")]) == 8             # the quick profile's few seconds
+    assert ex.series_table() == {} and ex.curve_drop() == {}

@@ -703,10 +703,162 @@ def gap_baselines(col) -> str:
             + "; the thesis prints bars only (Fig. C.13)")
 
 
+# --------------------------------------------------------------------------------------------- Figs. C.8-C.11
+UNSEEN_GRID = {t: [0, 50, 85, m] for t, m in UNSEEN_M.items()}
+ENCODER_MODELS = ["corelnet", "corelnet_t", "esbn"]
+"""Fig. 5.4 (right) and Fig. 5.5 (right): ESBN, CoRelNet and CoRelNet-T behind a random frozen or a learned encoder."""
+APPENDIX_SIZES = {
+    "quick": dict(encoder=dict(tasks=["same_different"], models=["corelnet"], encoders=["random"], iters=60),
+                  sym=dict(tasks=["same_different"], models=["asym"], iters=60),
+                  unseen=dict(tasks=["rmts3"], models={"corelnet": 300, "mlp": 100}, lr=2e-3),
+                  unseen_encoder=dict(tasks=["rmts3"], models=["corelnet"], encoders=["random"], iters=300, lr=2e-3),
+                  seeds=[0], test=1000, skip=[50, 85]),
+    "full": dict(encoder=dict(tasks=list(TASKS), models=ENCODER_MODELS, encoders=["random", "learned"], iters=5000),
+                 sym=dict(tasks=list(TASKS), models=["asym", "asym_esbn"], iters=5000),
+                 unseen=dict(tasks=list(UNSEEN_M), models={m: 5000 for m in CURVE_MODELS}, lr=5e-4),
+                 unseen_encoder=dict(tasks=list(UNSEEN_M), models=ENCODER_MODELS, encoders=["random", "learned"],
+                                     iters=5000, lr=5e-4),
+                 seeds=[0, 1, 2], test=20000, skip=[]),
+}
+"""The appendix's accuracy-vs-m curves behind Figs. 5.4 and 5.5 (thesis Figs. C.8-C.11), on the m grid of figure
+``mcurve``. Full: the paper's 5000 steps, 3 of 10 seeds. Quick (a few seconds in all): same/different with the random
+encoder and the asymmetric CoRelNet at m in {0, 98} (60 steps, as figure ``mcurve``), RMTS 3 at m = 0 with the set-up of
+figure ``unseen`` (whose extreme-m runs complete every curve of Fig. C.10, in both profiles) and RMTS 3 behind the random encoder at m in {0, 94}. The
+learned encoder (~0.1 s a step for two images on this CPU) runs in the full profile only."""
+
+
+def unseen_encoder_run(cfg: dict, ctx) -> dict:
+    """One model on an unseen-relation task behind a random frozen or a learned conv encoder (Fig. 5.5 right)."""
+    torch.manual_seed(cfg["seed"])
+    objs = load_objects()
+    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=cfg["seed"], learn=cfg["encoder"] == "learned")
+    fn = UNSEEN[cfg["task"]][0]
+    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    out = train_eval(net, None, lambda sh, b, g: fn(sh, b, g, phase="train"), train_shapes, test_shapes, cfg["iters"],
+                     cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4), test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"),
+                     device=ctx.device)
+    out["objects"] = objs.source
+    return out
+
+
+def _grid(task: str, s: dict) -> list[int]:
+    return [m for m in {**M_GRID, **UNSEEN_GRID}[task] if m not in s["skip"]]
+
+
+def mcurve_encoder_runs(scale: str) -> list[Run]:
+    """Fig. C.8: the four basic tasks against m behind a random frozen or a learned encoder."""
+    s = APPENDIX_SIZES[scale]
+    e = s["encoder"]
+    return [Run(CHAPTER, "mcurve_encoder", f"{task}-{model}-{enc}-m{m}-s{seed}", encoder_run,
+                dict(task=task, model=model, encoder=enc, m=m, iters=e["iters"], test=s["test"], seed=seed))
+            for task in e["tasks"] for model in e["models"] for enc in e["encoders"] for m in _grid(task, s)
+            for seed in s["seeds"]]
+
+
+def mcurve_sym_runs(scale: str) -> list[Run]:
+    """Fig. C.9: the asymmetric CoRelNet and ESBN against m (their symmetric versions are in figure ``mcurve``)."""
+    s = APPENDIX_SIZES[scale]
+    e = s["sym"]
+    return [Run(CHAPTER, "mcurve_sym", f"{task}-{model}-m{m}-s{seed}", task_run,
+                dict(task=task, model=model, m=m, iters=e["iters"], test=s["test"], seed=seed))
+            for task in e["tasks"] for model in e["models"] for m in _grid(task, s) for seed in s["seeds"]]
+
+
+def mcurve_unseen_runs(scale: str) -> list[Run]:
+    """Fig. C.10: the unseen-relation tasks against m below the extreme split, whose runs (same set-up) are figure
+    ``unseen``'s: plot the two together."""
+    s = APPENDIX_SIZES[scale]
+    e = s["unseen"]
+    return [Run(CHAPTER, "mcurve_unseen", f"{task}-{model}-m{m}-s{seed}", unseen_run,
+                dict(task=task, model=model, m=m, iters=it, lr=e["lr"], test=s["test"], seed=seed))
+            for task in e["tasks"] for model, it in e["models"].items() for m in _grid(task, s)[:-1]
+            for seed in s["seeds"]]
+
+
+def mcurve_unseen_encoder_runs(scale: str) -> list[Run]:
+    """Fig. C.11: the unseen-relation tasks against m behind a random frozen or a learned encoder."""
+    s = APPENDIX_SIZES[scale]
+    e = s["unseen_encoder"]
+    return [Run(CHAPTER, "mcurve_unseen_encoder", f"{task}-{model}-{enc}-m{m}-s{seed}", unseen_encoder_run,
+                dict(task=task, model=model, encoder=enc, m=m, iters=e["iters"], lr=e["lr"], test=s["test"], seed=seed))
+            for task in e["tasks"] for model in e["models"] for enc in e["encoders"] for m in _grid(task, s)
+            for seed in s["seeds"]]
+
+
+_SUBSET = "m in {0, 50, 85, extreme}, 3 of 10 seeds"
+
+
+def fig_mcurve_encoder(profile: Profile):
+    return gather(mcurve_encoder_runs, profile, subset=_SUBSET)
+
+
+def fig_mcurve_sym(profile: Profile):
+    return gather(mcurve_sym_runs, profile, subset=_SUBSET + ", random frozen encoder, no symmetric Transformer")
+
+
+def fig_mcurve_unseen(profile: Profile):
+    return gather(mcurve_unseen_runs, profile, subset=_SUBSET + ", random frozen encoder, no PrediNet")
+
+
+def fig_mcurve_unseen_encoder(profile: Profile):
+    return gather(mcurve_unseen_encoder_runs, profile, subset=_SUBSET)
+
+
+CURVE_LABELS = {**CURVE_MODELS, **SIZE_MODELS}
+
+
+def series_table(*cols, models=None) -> dict:
+    """``{(task, label): {m: mean OOD accuracy over seeds}}`` over the collections (only ``models`` if given); the label
+    names the model and, for runs behind an image encoder, the encoder (``"CoRelNet, learned encoder"``)."""
+    out = {}
+    for col in cols:
+        for r in col:
+            if models is not None and r.config["model"] not in models:
+                continue
+            label = CURVE_LABELS[r.config["model"]] + (f", {r.config['encoder']} encoder" if "encoder" in r.config else "")
+            out.setdefault((r.config["task"], label), {}).setdefault(r.config["m"], []).append(r["ood"])
+    return {k: {m: float(np.mean(v)) for m, v in sorted(d.items())} for k, d in out.items()}
+
+
+def show_curves(*cols, title: str, models=None) -> None:
+    """Accuracy against m, one panel per task of the first collection, one line per (model, encoder) series of
+    :func:`series_table`."""
+    curves = series_table(*cols, models=models)
+    tasks = [t for t in {**TASKS, **UNSEEN} if any(r.config["task"] == t for r in cols[0])]
+    labels = list(dict.fromkeys(k[1] for k in curves))
+    fig, ax = plot.figure(len(tasks), 1, width=3.2 * len(tasks) + 1.5, height=3.2)
+    for a, t in zip(ax[0], tasks):
+        for i, label in enumerate(labels):
+            if (t, label) in curves:
+                c = curves[(t, label)]
+                a.plot(list(c), list(c.values()), "s--" if "learned" in label or "asym" in label else "o-",
+                       color=f"C{i}", label=label)
+        a.axhline(1 / {**TASKS, **UNSEEN}[t][2], **plot.PAPER)
+        a.set(xlabel="held-out objects m", title=t, ylim=(0, 1.05))
+    ax[0, 0].set_ylabel("test accuracy (held-out objects)")
+    ax[0, -1].legend(fontsize=7, loc="lower left")
+    plot.show(fig, *cols, data=f"{cols[0][0]['objects']}",
+              note=f"{title}: the thesis plots these curves without printed numbers (dashed grey: chance); compare "
+                   "shapes and rankings.")
+
+
+def curve_rows(*cols, models=None) -> list[dict]:
+    """One table row per (task, series): accuracy at each m."""
+    return [{"task": t, "model": label, **{f"m = {m}": a for m, a in c.items()}}
+            for (t, label), c in series_table(*cols, models=models).items()]
+
+
+def curve_drop(*cols, models=None) -> dict:
+    """``{(task, label): accuracy at the smallest m - accuracy at the largest}`` of each series."""
+    return {k: c[min(c)] - c[max(c)] for k, c in series_table(*cols, models=models).items() if len(c) > 1}
+
+
 # --------------------------------------------------------------------------------------------- bookkeeping
 FIGURES = {"ood": ood_runs, "ablation": ablation_runs, "comparison": comparison_runs, "mcurve": mcurve_runs,
            "unseen": unseen_runs, "spurious": spurious_runs, "encoder": encoder_runs,
-           "sizes": sizes_runs, "mix": mix_runs, "games": games_runs, "baselines": baseline_runs}
+           "sizes": sizes_runs, "mix": mix_runs, "games": games_runs, "baselines": baseline_runs,
+           "mcurve_encoder": mcurve_encoder_runs, "mcurve_sym": mcurve_sym_runs, "mcurve_unseen": mcurve_unseen_runs,
+           "mcurve_unseen_encoder": mcurve_unseen_encoder_runs}
 
 
 def gap_ood(col) -> str:
@@ -735,7 +887,7 @@ REPRODUCES = [
     {"source": "Fig. 5.5 (left)", "what": "unseen relations (RMTS3, same/diff6, identity rules 4 and 4 missing)",
      "figure": "unseen", "data": "ESBN object images",
      "note": "quick: CoRelNet and an MLP at lr 2e-3; full: six models (no PrediNet) at the paper's 5000 steps, 5e-4; "
-             "the right panel (random vs learned encoder) not yet"},
+             "the right panel (random vs learned encoder) is figure mcurve_unseen_encoder"},
     {"source": "Fig. 5.6", "what": "spurious colour features: random vs learned encoder (+ L1)", "figure": "spurious",
      "data": "ESBN object images on 100 background colours",
      "note": "quick: dist3, CoRelNet, random encoder vs a learned linear layer on it; full: 4 tasks, CoRelNet and ESBN, "
@@ -747,7 +899,23 @@ REPRODUCES = [
      "data": "ESBN object images", "note": "quick: same/different, RN and NTM, 100 steps; full: the eight tasks (basic and "
                                            "unseen relations), LSTM, RN, NTM, MNM (owed: needs a GPU)",
      "gap": gap_baselines},
-    {"source": "Figs. C.1-C.5, C.7-C.12", "what": "other appendix curves", "figure": None, "data": "",
+    {"source": "Fig. C.8", "what": "accuracy vs m behind a random frozen vs a learned encoder (Fig. 5.4 right)",
+     "figure": "mcurve_encoder", "data": "ESBN object images",
+     "note": "quick: same/different, CoRelNet, random encoder, m in {0, 98}; full: 4 tasks, CoRelNet, CoRelNet-T, ESBN, "
+             "both encoders (owed: needs a GPU)"},
+    {"source": "Fig. C.9", "what": "accuracy vs m, asymmetric vs symmetric similarity (Fig. 5.4 middle)",
+     "figure": "mcurve_sym", "data": "ESBN object images",
+     "note": "asymmetric CoRelNet and ESBN beside figure mcurve's symmetric ones; quick: same/different, asymmetric "
+             "CoRelNet; full adds 4 tasks and asymmetric ESBN (owed: needs a GPU); no symmetric Transformer"},
+    {"source": "Fig. C.10", "what": "accuracy vs m on the unseen-relation tasks (Fig. 5.5 left)",
+     "figure": "mcurve_unseen", "data": "ESBN object images",
+     "note": "extreme m from figure unseen; quick: RMTS 3, CoRelNet and MLP at m = 0; full: 4 tasks, six models, "
+             "m in {0, 50, 85} (owed: needs a GPU); no PrediNet"},
+    {"source": "Fig. C.11, Fig. 5.5 (right)", "what": "accuracy vs m on unseen relations, random vs learned encoder",
+     "figure": "mcurve_unseen_encoder", "data": "ESBN object images",
+     "note": "quick: RMTS 3, CoRelNet, random encoder, m in {0, 94}; full: 4 tasks, CoRelNet, CoRelNet-T, ESBN, both "
+             "encoders (owed: needs a GPU)"},
+    {"source": "Figs. C.1-C.5, C.7, C.12", "what": "other appendix curves", "figure": None, "data": "",
      "note": "not reproduced yet"},
     {"source": "Table C.3", "what": "parameter counts", "figure": None, "data": "none",
      "note": "CoRelNet rows reproduced exactly (unit test and chapter table)"},
