@@ -212,3 +212,23 @@ def test_appendix_curves_figs_c8_to_c11():
     assert 0 <= out["ood"] <= 1 and 0 <= out["iid"] <= 1
     assert len([r for f in full for r in ex.FIGURES[f]("quick")]) == 8             # the quick profile's few seconds
     assert ex.series_table() == {} and ex.curve_drop() == {}
+
+
+def test_separated_inputs_fig_c4():
+    from lscnb.data.relational import SEPARATED, separated, same_different
+    from lscnb.experiments import corelnet as ex
+    from lscnb.models.relational import encode_colours
+    fn, T, classes = SEPARATED["same_different_sep"]
+    tr, _ = split(98)
+    seq, y = fn(tr, 64, torch.Generator().manual_seed(0))
+    assert seq.shape == (64, T) and T == 4 and classes == 2
+    assert set(seq[:, ::2].unique().tolist()) <= set(tr.tolist()) and int(seq[:, 1::2].min()) >= 100
+    assert bool(((seq[:, 0] == seq[:, 2]) == (y == 0)).all())                     # the label is the shapes' relation only
+    with pytest.raises(ValueError, match="n_colours"):
+        separated(same_different, n_colours=0)
+    emb = encode_colours(torch.rand(5, 3))
+    assert emb.shape == (5, 128)
+    with pytest.raises(ValueError, match="palette"):
+        encode_colours(torch.rand(5, 4))
+    runs = ex.separated_runs("full")
+    assert {r.config["model"] for r in runs} == {"esbn", "transformer", "corelnet"} and len(runs) == 3 * 4 * 3

@@ -198,6 +198,27 @@ def coloured(fn, n_colours: int = 100, n_shapes: int = 100):
     return gen
 
 
+def separated(fn, n_colours: int = 100, n_shapes: int = 100):
+    """The task ``fn`` with shape and colour given as separate objects (thesis App. C.6, Fig. C.4): each shape is followed
+    by a colour drawn uniformly (with replacement) from ``n_colours``, independently of the label, so a sequence of
+    ``T`` shapes becomes ``shape, colour, shape, colour, ...`` (``2T`` objects). Colour ``c`` is object ``n_shapes + c``;
+    the label depends on the shapes only."""
+    checks.positive_int(n_colours, "n_colours")
+    checks.positive_int(n_shapes, "n_shapes")
+
+    def gen(shapes, batch: int, g=None, **kw):
+        seq, y = fn(shapes, batch, g, **kw)
+        col = n_shapes + torch.randint(n_colours, seq.shape, generator=g)
+        return torch.stack([seq, col], -1).flatten(1), y
+
+    gen.__doc__ = f"{fn.__name__} with separated inputs: shape, colour (object {n_shapes} + colour), shape, colour, ..."
+    return gen
+
+
+SEPARATED = {"same_different_sep": (separated(same_different), 4, 2)}
+"""Separated-input tasks (Fig. C.4): name -> (generator, T, classes)."""
+
+
 # --------------------------------------------------------------------------------------------- sizes (ch. 7)
 SIZE_PAIRS = {"comparison": [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0)],
               "transitive_train": [(1, 2), (2, 1), (0, 1), (1, 0)], "transitive_test": [(0, 2), (2, 0)]}

@@ -13,10 +13,11 @@ import torch
 from .. import checks, plot
 from ..config import Profile
 from ..data.objects import load_objects, resized
-from ..data.relational import SIZE_PAIRS, TASKS, UNSEEN, colours, coloured, comparison, size_comparison, split
+from ..data.relational import (SEPARATED, SIZE_PAIRS, TASKS, UNSEEN, colours, coloured, comparison, size_comparison,
+                               split)
 from ..data.relational_games import GAMES, catalogue, patches
 from ..models.relational import (ESBN, CoRelNet, CoRelNetMix, CoRelNetT, Encoded, LSTMBaseline, MLPBaseline, PrediNet,
-                                 TransformerBaseline, encode_objects, encode_patches)
+                                 TransformerBaseline, encode_colours, encode_objects, encode_patches)
 from ..models.relational_baselines import MNM, NTM, RelationNetwork
 from ..sweep import Run, gather
 
@@ -41,7 +42,7 @@ def _embeddings(seed: int = 0):
 
 
 def make_model(model: str, task: str):
-    _, T, classes = {**TASKS, **UNSEEN}.get(task, (None, 2, 2))
+    _, T, classes = {**TASKS, **UNSEEN, **SEPARATED}.get(task, (None, 2, 2))
     seg = SEGMENTS.get(task)
     baselines = {"transformer": TransformerBaseline, "corelnet_t": CoRelNetT, "lstm": LSTMBaseline, "mlp": MLPBaseline,
                  "esbn": ESBN, "predinet": PrediNet, "mix": CoRelNetMix, "rn": RelationNetwork, "ntm": NTM,
@@ -824,7 +825,7 @@ def show_curves(*cols, title: str, models=None) -> None:
     """Accuracy against m, one panel per task of the first collection, one line per (model, encoder) series of
     :func:`series_table`."""
     curves = series_table(*cols, models=models)
-    tasks = [t for t in {**TASKS, **UNSEEN} if any(r.config["task"] == t for r in cols[0])]
+    tasks = [t for t in {**TASKS, **UNSEEN, **SEPARATED} if any(r.config["task"] == t for r in cols[0])]
     labels = list(dict.fromkeys(k[1] for k in curves))
     fig, ax = plot.figure(len(tasks), 1, width=3.2 * len(tasks) + 1.5, height=3.2)
     for a, t in zip(ax[0], tasks):
@@ -833,7 +834,7 @@ def show_curves(*cols, title: str, models=None) -> None:
                 c = curves[(t, label)]
                 a.plot(list(c), list(c.values()), "s--" if "learned" in label or "asym" in label else "o-",
                        color=f"C{i}", label=label)
-        a.axhline(1 / {**TASKS, **UNSEEN}[t][2], **plot.PAPER)
+        a.axhline(1 / {**TASKS, **UNSEEN, **SEPARATED}[t][2], **plot.PAPER)
         a.set(xlabel="held-out objects m", title=t, ylim=(0, 1.05))
     ax[0, 0].set_ylabel("test accuracy (held-out objects)")
     ax[0, -1].legend(fontsize=7, loc="lower left")
@@ -853,12 +854,49 @@ def curve_drop(*cols, models=None) -> dict:
     return {k: c[min(c)] - c[max(c)] for k, c in series_table(*cols, models=models).items() if len(c) > 1}
 
 
+# --------------------------------------------------------------------------------------------- Fig. C.4
+def separated_run(cfg: dict, ctx) -> dict:
+    """One model on same/different with separated inputs (shape, colour, shape, colour; thesis App. C.6): the 100 shapes
+    and 100 plain colour images are embedded once by the same random frozen encoder; shapes are split by ``m``, the
+    colours are the same in training and test."""
+    torch.manual_seed(cfg["seed"])
+    objs = load_objects()
+    emb = torch.cat([encode_objects(objs.images, seed=cfg["seed"]), encode_colours(colours(), seed=cfg["seed"])])
+    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    out = train_eval(make_model(cfg["model"], cfg["task"]), emb, SEPARATED[cfg["task"]][0], train_shapes, test_shapes,
+                     cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4), device=ctx.device)
+    out["objects"] = f"{objs.source} and 100 plain colours (RandomState(0))"
+    return out
+
+
+SEPARATED_MODELS = ["esbn", "transformer", "corelnet"]
+SEPARATED_SIZES = {"quick": dict(models=["corelnet", "transformer"], m=[0, 98], iters=60, lr=2e-3, seeds=[0],
+                                 test=1000),
+                   "full": dict(models=SEPARATED_MODELS, m=[0, 50, 85, 98], iters=5000, lr=5e-4, seeds=[0, 1, 2],
+                                test=20000)}
+"""Fig. C.4. Full: ESBN, the Transformer and CoRelNet at m in {0, 50, 85, 98}, the paper's 5000 steps, 3 of 10 seeds.
+Quick: CoRelNet and the Transformer at m in {0, 98}, 60 steps at lr 2e-3 (over seeds 0-2: CoRelNet 1.0 at both, the
+Transformer 0.98-1.0 at m = 0 and 0.50-0.52 at m = 98; 150 steps give the same); ESBN (0.95-0.99 at m = 98 after 60
+steps, but ~5 s a run on this CPU) in the full profile only."""
+
+
+def separated_runs(scale: str) -> list[Run]:
+    s = SEPARATED_SIZES[scale]
+    return [Run(CHAPTER, "separated", f"same_different_sep-{model}-m{m}-s{seed}", separated_run,
+                dict(task="same_different_sep", model=model, m=m, iters=s["iters"], lr=s["lr"], test=s["test"], seed=seed))
+            for model in s["models"] for m in s["m"] for seed in s["seeds"]]
+
+
+def fig_separated(profile: Profile):
+    return gather(separated_runs, profile, subset="m in {0, 50, 85, 98}, 3 of 10 seeds, random frozen encoder")
+
+
 # --------------------------------------------------------------------------------------------- bookkeeping
 FIGURES = {"ood": ood_runs, "ablation": ablation_runs, "comparison": comparison_runs, "mcurve": mcurve_runs,
            "unseen": unseen_runs, "spurious": spurious_runs, "encoder": encoder_runs,
            "sizes": sizes_runs, "mix": mix_runs, "games": games_runs, "baselines": baseline_runs,
            "mcurve_encoder": mcurve_encoder_runs, "mcurve_sym": mcurve_sym_runs, "mcurve_unseen": mcurve_unseen_runs,
-           "mcurve_unseen_encoder": mcurve_unseen_encoder_runs}
+           "mcurve_unseen_encoder": mcurve_unseen_encoder_runs, "separated": separated_runs}
 
 
 def gap_ood(col) -> str:
@@ -915,7 +953,11 @@ REPRODUCES = [
      "figure": "mcurve_unseen_encoder", "data": "ESBN object images",
      "note": "quick: RMTS 3, CoRelNet, random encoder, m in {0, 94}; full: 4 tasks, CoRelNet, CoRelNet-T, ESBN, both "
              "encoders (owed: needs a GPU)"},
-    {"source": "Figs. C.1-C.5, C.7, C.12", "what": "other appendix curves", "figure": None, "data": "",
+    {"source": "Fig. C.4", "what": "same/different with separated inputs (shape, colour, shape, colour) vs m",
+     "figure": "separated", "data": "ESBN object images and 100 plain colours",
+     "note": "quick: CoRelNet and Transformer at m in {0, 98}, 60 steps; full: ESBN, Transformer, CoRelNet at "
+             "m in {0, 50, 85, 98} (owed: needs a GPU)"},
+    {"source": "Figs. C.1-C.3, C.5, C.7, C.12", "what": "other appendix curves", "figure": None, "data": "",
      "note": "not reproduced yet"},
     {"source": "Table C.3", "what": "parameter counts", "figure": None, "data": "none",
      "note": "CoRelNet rows reproduced exactly (unit test and chapter table)"},

@@ -50,6 +50,16 @@ def encode_objects(images: torch.Tensor, seed: int = 0) -> torch.Tensor:
         return ConvEncoder(seed=seed)(images.unsqueeze(1).expand(-1, 3, -1, -1).float())
 
 
+def encode_colours(palette: torch.Tensor, seed: int = 0, size: int = 32) -> torch.Tensor:
+    """Embeddings (K, 128) of plain ``size`` x ``size`` images of the colours ``palette`` (K, 3) by the random, frozen
+    encoder of :func:`encode_objects` (same seed, same weights): the colour objects of the separated inputs (Fig. C.4)."""
+    checks.tensor(palette, "palette", ndim=2)
+    if palette.shape[1] != 3:
+        raise ValueError(f"palette must have 3 columns (RGB), got shape {tuple(palette.shape)}")
+    with torch.no_grad():
+        return ConvEncoder(seed=seed, size=size)(palette.float()[:, :, None, None].expand(-1, -1, size, size))
+
+
 def encode_patches(patches: torch.Tensor, seed: int = 0) -> torch.Tensor:
     """Embeddings (N, 128) of RGB patches (N, 3, 12, 12) (the Relational Games' cells) by a random, frozen two-conv
     encoder (the spec leaves the 12x12 encoder to the implementer)."""
