@@ -26,11 +26,13 @@ from . import checks
 
 @dataclass
 class PretrainHistory:
-    """Per step: the loss, each group's mean radius, the spread of all radii; whether and when it stopped."""
+    """Per step: the loss, each group's mean radius, the spread of all radii; whether and when it stopped, and
+    whether it stopped because it diverged (a non-finite Jacobian or loss, or a radius that cannot be computed)."""
     loss: list = field(default_factory=list)
     radius: dict = field(default_factory=dict)
     spread: list = field(default_factory=list)
     converged: bool = False
+    diverged: bool = False
     steps: int = 0
 
 
@@ -80,8 +82,16 @@ def pretrain(transitions, scale_groups: dict, *, target=1.0, steps: int = 200, l
     for step in tqdm(range(steps), desc="LSC pre-training", disable=not progress, leave=False):
         jacs = transitions(step)
         targets = _targets(target, jacs)
-        radii = {g: size(J, gen) for g, J in jacs.items()}
-        loss = torch.cat([(r - targets[g]).pow(2).reshape(-1) for g, r in radii.items()]).mean()
+        try:
+            if not all(bool(torch.isfinite(J).all()) for J in jacs.values()):
+                raise FloatingPointError
+            radii = {g: size(J, gen) for g, J in jacs.items()}
+            loss = torch.cat([(r - targets[g]).pow(2).reshape(-1) for g, r in radii.items()]).mean()
+            if not torch.isfinite(loss):
+                raise FloatingPointError
+        except (FloatingPointError, torch.linalg.LinAlgError):  # recorded, not raised: the caller decides
+            hist.diverged, hist.steps = True, step
+            break
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -222,3 +222,17 @@ def test_lr_grid_table_and_optima():
     runs = ex.lr_grid_runs("full")
     assert len(runs) == 2 * 2 * 7 and len({r.key for r in runs}) == len(runs)
     assert {r.config["width"] for r in runs if r.config["kind"] == "lstm"} == {42, 94}
+
+
+def test_pretraining_records_divergence_instead_of_raising():
+    from lscnb.pretrain import pretrain
+
+    w = torch.nn.Parameter(torch.eye(3))
+
+    def transitions(step):  # the Jacobian blows up to NaN at step 2
+        scale = float("nan") if step >= 2 else 1.0
+        return {"time0": (w * scale).expand(4, 3, 3)}
+
+    for measure in ("radius", "norm"):
+        hist = pretrain(transitions, {"time0": [w]}, target=0.5, steps=10, measure=measure, progress=False)
+        assert hist.diverged and not hist.converged and hist.steps == 2 and len(hist.loss) == 2

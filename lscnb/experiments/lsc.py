@@ -803,6 +803,9 @@ def covariance_run(cfg: dict, ctx) -> dict:
                               target=1.0, steps=cfg["pre_steps"], lr=1e-2, eps=0.02, seed=cfg["seed"], measure="norm",
                               progress=False)
         out["pre_steps"] = hist.steps
+        if hist.diverged:  # nothing stable to analyse: recorded, and left out of the figure and table
+            out["diverged"] = True
+            return out
     x = encode(xtr[torch.randperm(len(xtr), generator=gen)[:cfg["batch"]]])
     with torch.no_grad():  # 8 samples at a time: every step's Jacobians of 128 ALIF samples would need ~30 GB
         norms = [[torch.linalg.matrix_norm(J, ord=2) for J in grid_jacobians(model.stack, xb)["time"]]
@@ -830,6 +833,11 @@ def covariance_summary(col) -> list[dict]:
     """Per run and layer: the median |correlation| and the share of p-values above 0.05, from 10 steps after t0."""
     rows = []
     for r in col:
+        if r.get("diverged", False):
+            rows.append({"task": r.config["task"], "cell": r.config["kind"],
+                         "init": "LSC (E a_k = 1)" if r.config["pretrained"] else "default", "layer": "all",
+                         "mean a_k": f"pre-training diverged after {int(r['pre_steps'])} steps"})
+            continue
         for l in range(r.config["depth"]):
             corr, p = r[f"corr_{l}"][10:], r[f"pvalue_{l}"][10:]
             rows.append({"task": r.config["task"], "cell": r.config["kind"],
@@ -842,7 +850,8 @@ def covariance_summary(col) -> list[dict]:
 
 
 def show_covariance(col) -> None:
-    runs = sorted(col, key=lambda r: (r.config["task"], r.config["kind"], r.config["pretrained"]))
+    runs = sorted((r for r in col if not r.get("diverged", False)),
+                  key=lambda r: (r.config["task"], r.config["kind"], r.config["pretrained"]))
     depth = runs[0].config["depth"]
     fig, ax = plot.figure(depth * len(runs), 3, width=3.2 * depth * len(runs), height=7)
     for j, r in enumerate(runs):
