@@ -232,3 +232,18 @@ def test_separated_inputs_fig_c4():
         encode_colours(torch.rand(5, 4))
     runs = ex.separated_runs("full")
     assert {r.config["model"] for r in runs} == {"esbn", "transformer", "corelnet"} and len(runs) == 3 * 4 * 3
+
+
+def test_spurious_per_model_fig_c3_and_sensory_fig_c12():
+    from lscnb.experiments import corelnet as ex
+    # Fig. C.3 is a per-model view of figure spurious: its full list already holds ESBN and CoRelNet
+    assert {r.config["model"] for r in ex.spurious_runs("full")} == {"corelnet", "esbn"}
+    runs = ex.sensory_runs("full")
+    assert {r.config["model"] for r in runs} == {"cat"} and len(runs) == (3 + 7) * 3
+    assert len({r.key for r in runs}) == len(runs)
+    un = {(r.config["task"], r.config["seed"]): r.config for r in ex.unseen_runs("full") if r.config["model"] == "corelnet"}
+    c = runs[0].config                                      # the relational-only side is figure unseen's, same set-up
+    assert {k: v for k, v in c.items() if k != "model"} == {k: v for k, v in un[(c["task"], c["seed"])].items() if k != "model"}
+    assert len(ex.sensory_runs("quick")) == 2
+    net = ex._game_model("cat", 4)
+    assert net.variant == "cat" and net(torch.randn(3, 9, 128)).shape == (3, 4)

@@ -559,7 +559,10 @@ def games_run(cfg: dict, ctx) -> dict:
 
 
 def _game_model(model: str, classes: int):
-    """A model of :data:`GAME_MODELS` for a game: nine patches, ``classes`` labels."""
+    """A model of :data:`GAME_MODELS` (or CoRelNet's ``"cat"`` ablation, Fig. C.12) for a game: nine patches,
+    ``classes`` labels."""
+    if model == "cat":
+        return CoRelNet(9, classes, variant="cat")
     cls = {"corelnet": CoRelNet, "corelnet_t": CoRelNetT, "esbn": ESBN, "predinet": PrediNet,
            "transformer": TransformerBaseline, "lstm": LSTMBaseline, "rn": RelationNetwork,
            "ntm": NTM, "mnm": MNM}[checks.one_of(model, GAME_MODELS, "model")]
@@ -891,12 +894,108 @@ def fig_separated(profile: Profile):
     return gather(separated_runs, profile, subset="m in {0, 50, 85, 98}, 3 of 10 seeds, random frozen encoder")
 
 
+# --------------------------------------------------------------------------------------------- Fig. C.3
+def spurious_model_table(col) -> list[dict]:
+    """Fig. C.3: one row per (task, model, encoder) of figure ``spurious``: mean OOD and training-shape accuracy over
+    seeds (figure ``spurious`` averages over the models, as Fig. 5.6 does)."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["model"], r.config["encoder"]), []).append((r["ood"], r["iid"]))
+    return [{"task": f"{t} + colour", "model": CURVE_MODELS[m], "encoder": ENCODERS[e],
+             "OOD accuracy": float(np.mean([v[0] for v in vs])), "training shapes": float(np.mean([v[1] for v in vs]))}
+            for (t, m, e), vs in out.items()]
+
+
+def show_spurious_models(col) -> None:
+    """Fig. C.3: the bars of Fig. 5.6, one panel per model."""
+    rows = spurious_model_table(col)
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    encs = [ENCODERS[e] for e in ENCODERS if any(r["encoder"] == ENCODERS[e] for r in rows)]
+    fig, ax = plot.figure(len(models), 1, width=(2.2 * len(tasks) + 2) * len(models) + 1.5, height=3.4)
+    w = 0.8 / len(encs)
+    for a, m in zip(ax[0], models):
+        for i, e in enumerate(encs):
+            acc = {r["task"]: r["OOD accuracy"] for r in rows if r["model"] == m and r["encoder"] == e}
+            a.bar(np.arange(len(tasks)) + (i - (len(encs) - 1) / 2) * w, [acc.get(t, np.nan) for t in tasks], w,
+                  color=f"C{list(ENCODERS.values()).index(e)}", label=e)
+        a.set_xticks(range(len(tasks)), tasks, fontsize=8)
+        a.set(title=f"{m}, spurious colours (Fig. C.3)", ylim=(0, 1.05))
+    ax[0, 0].set_ylabel("OOD test accuracy")
+    ax[0, -1].legend(fontsize=7)
+    plot.show(fig, col, data=f"{col[0]['objects']} on 100 background colours (RandomState(0))",
+              note="Fig. C.3 of the thesis: the same runs as Fig. 5.6 per model, bars without printed numbers "
+                   "(L1 weight 5 on RMTS, 1 otherwise).")
+
+
+# --------------------------------------------------------------------------------------------- Fig. C.12
+SENSORY_SIZES = {"quick": dict(unseen=["rmts3"], games=["row_matching"], seeds=[0]),
+                 "full": dict(unseen=["same_diff6", "rmts3", "identity_rules4"], games=list(GAMES), seeds=[0, 1, 2])}
+"""Fig. C.12: CoRelNet's relational + sensory ablation (``cat``) on the unseen-relation tasks (left) and the 7
+Relational Games (right), each run with the set-up of figure ``unseen`` or ``games`` (steps, learning rate, test size of
+the profile), whose CoRelNet runs are the relational-only side. Quick: RMTS 3 and row matching."""
+
+
+def sensory_runs(scale: str) -> list[Run]:
+    s, u, g = SENSORY_SIZES[scale], UNSEEN_SIZES[scale], GAMES_SIZES[scale]
+    it = u["iters"]["corelnet"]
+    return ([Run(CHAPTER, "sensory", f"{task}-cat-s{seed}", unseen_run,
+                 dict(task=task, model="cat", m=UNSEEN_M[task], iters=min(it, u["cap"].get(task, it)), lr=u["lr"],
+                      test=u["test"], seed=seed)) for task in s["unseen"] for seed in s["seeds"]]
+            + [Run(CHAPTER, "sensory", f"game-{task}-cat-s{seed}", games_run,
+                   dict(task=task, model="cat", iters=g["iters"], lr=g["lr"], test=g["test"], seed=seed))
+               for task in s["games"] for seed in s["seeds"]])
+
+
+def fig_sensory(profile: Profile):
+    return gather(sensory_runs, profile, subset="3 of 10 seeds, random frozen encoder, CoRelNet only (the thesis also "
+                                                "averages ESBN and CoRelNet-T)")
+
+
+def _game_acc(r) -> float:
+    """Fig. C.12's score of a game run: the mean of hexominoes and stripes where the thesis reports both."""
+    return float(np.mean([r["hexominoes"], r["stripes"]])) if (r.config["task"], "stripes") in TABLE_5_1 else r["hexominoes"]
+
+
+def sensory_table(sens, un, gm) -> list[dict]:
+    """Fig. C.12: one row per panel, the mean OOD accuracy of relational-only CoRelNet (figures ``unseen`` and
+    ``games``) and of relational + sensory CoRelNet (figure ``sensory``) over the tasks that both have, per model
+    averaged over seeds first."""
+    rows = []
+    for panel, base in (("unseen relations", un), ("Relational Games", gm)):
+        game = panel == "Relational Games"
+        score = _game_acc if game else (lambda r: r["ood"])
+        acc = {}
+        for r in list(base.where(model="corelnet")) + [r for r in sens if ("hexominoes" in r) == game]:
+            acc.setdefault(r.config["model"], {}).setdefault(r.config["task"], []).append(score(r))
+        tasks = sorted(set(acc.get("corelnet", {})) & set(acc.get("cat", {})))
+        if tasks:
+            rows.append({"panel": panel, "tasks": ", ".join(tasks),
+                         **{lab: float(np.mean([np.mean(acc[m][t]) for t in tasks]))
+                            for m, lab in (("corelnet", "relational only"), ("cat", "relational + sensory"))}})
+    return rows
+
+
+def show_sensory(sens, un, gm) -> None:
+    rows = sensory_table(sens, un, gm)
+    fig, ax = plot.figure(len(rows), 1, width=3.4 * len(rows) + 1, height=3.2)
+    for a, r in zip(ax[0], rows):
+        a.bar([0, 1], [r["relational only"], r["relational + sensory"]], 0.6, color=["C0", "C2"])
+        a.set_xticks([0, 1], ["relational only", "relational\n+ sensory"])
+        a.set(title=f"{r['panel']} (Fig. C.12)", ylim=(0, 1.05))
+    ax[0, 0].set_ylabel("mean OOD test accuracy")
+    plot.show(fig, sens, un, gm, data="ESBN object images; Relational Games re-created; random frozen encoders",
+              note="Fig. C.12 of the thesis averages ESBN, CoRelNet and CoRelNet-T and prints bars only: relational "
+                   "only above relational + sensory on both panels.")
+
+
 # --------------------------------------------------------------------------------------------- bookkeeping
 FIGURES = {"ood": ood_runs, "ablation": ablation_runs, "comparison": comparison_runs, "mcurve": mcurve_runs,
            "unseen": unseen_runs, "spurious": spurious_runs, "encoder": encoder_runs,
            "sizes": sizes_runs, "mix": mix_runs, "games": games_runs, "baselines": baseline_runs,
            "mcurve_encoder": mcurve_encoder_runs, "mcurve_sym": mcurve_sym_runs, "mcurve_unseen": mcurve_unseen_runs,
-           "mcurve_unseen_encoder": mcurve_unseen_encoder_runs, "separated": separated_runs}
+           "mcurve_unseen_encoder": mcurve_unseen_encoder_runs, "separated": separated_runs,
+           "sensory": sensory_runs}
 
 
 def gap_ood(col) -> str:
@@ -957,7 +1056,14 @@ REPRODUCES = [
      "figure": "separated", "data": "ESBN object images and 100 plain colours",
      "note": "quick: CoRelNet and Transformer at m in {0, 98}, 60 steps; full: ESBN, Transformer, CoRelNet at "
              "m in {0, 50, 85, 98} (owed: needs a GPU)"},
-    {"source": "Figs. C.1-C.3, C.5, C.7, C.12", "what": "other appendix curves", "figure": None, "data": "",
+    {"source": "Fig. C.3", "what": "spurious colour features per model (Fig. 5.6 per model)", "figure": "spurious",
+     "data": "ESBN object images on 100 background colours",
+     "note": "a per-model view of figure spurious's runs (quick: CoRelNet only; full: CoRelNet and ESBN, owed: needs a GPU)"},
+    {"source": "Fig. C.12", "what": "relational only vs relational + sensory on unseen relations and Relational Games",
+     "figure": "sensory", "data": "ESBN object images; Relational Games re-created",
+     "note": "CoRelNet cat beside figures unseen's and games's CoRelNet; quick: RMTS 3 and row matching; full: 3 tasks "
+             "and 7 games (owed: needs a GPU); no ESBN or CoRelNet-T cat variants"},
+    {"source": "Figs. C.1, C.2, C.5, C.7", "what": "other appendix curves", "figure": None, "data": "",
      "note": "not reproduced yet"},
     {"source": "Table C.3", "what": "parameter counts", "figure": None, "data": "none",
      "note": "CoRelNet rows reproduced exactly (unit test and chapter table)"},
