@@ -232,3 +232,70 @@ def test_separated_inputs_fig_c4():
         encode_colours(torch.rand(5, 4))
     runs = ex.separated_runs("full")
     assert {r.config["model"] for r in runs} == {"esbn", "transformer", "corelnet"} and len(runs) == 3 * 4 * 3
+
+
+def test_spurious_per_model_fig_c3_and_sensory_fig_c12():
+    from lscnb.experiments import corelnet as ex
+    # Fig. C.3 is a per-model view of figure spurious: its full list already holds ESBN and CoRelNet
+    assert {r.config["model"] for r in ex.spurious_runs("full")} == {"corelnet", "esbn"}
+    runs = ex.sensory_runs("full")
+    assert {r.config["model"] for r in runs} == {"cat"} and len(runs) == (3 + 7) * 3
+    assert len({r.key for r in runs}) == len(runs)
+    un = {(r.config["task"], r.config["seed"]): r.config for r in ex.unseen_runs("full") if r.config["model"] == "corelnet"}
+    c = runs[0].config                                      # the relational-only side is figure unseen's, same set-up
+    assert {k: v for k, v in c.items() if k != "model"} == {k: v for k, v in un[(c["task"], c["seed"])].items() if k != "model"}
+    assert len(ex.sensory_runs("quick")) == 2
+    net = ex._game_model("cat", 4)
+    assert net.variant == "cat" and net(torch.randn(3, 9, 128)).shape == (3, 4)
+
+
+def test_cat_curves_fig_c7():
+    from lscnb.experiments import corelnet as ex
+    full = ex.mcurve_cat_runs("full")
+    assert {r.config["model"] for r in full} == {"cat"} and len(full) == 4 * 4 * 3 and len({r.key for r in full}) == len(full)
+    mc = {(r.config["task"], r.config["m"], r.config["seed"]): r.config for r in ex.mcurve_runs("full")}
+    c = full[0].config                                     # the relational-only curve is figure mcurve's, same set-up
+    assert {k: v for k, v in c.items() if k != "model"} == \
+        {k: v for k, v in mc[(c["task"], c["m"], c["seed"])].items() if k != "model"}
+    assert [r.config["m"] for r in ex.mcurve_cat_runs("quick")] == [0, 98]
+
+
+def test_appendix_variants_figs_c1_c2():
+    from lscnb.data.relational import APPENDIX_UNSEEN, IDENTITY4, distribution_of_n, identity_rules4_flipped
+    from lscnb.experiments import corelnet as ex
+    tr, _ = split(89)
+    g = torch.Generator().manual_seed(0)
+    for name, (fn, T, classes) in APPENDIX_UNSEEN.items():
+        for phase in ("train", "test"):
+            seq, y = fn(tr, 200, g, phase=phase)
+            assert seq.shape == (200, T) and int(y.max()) < classes and set(seq.unique().tolist()) <= set(tr.tolist())
+    # restricted distribution-of-10: training permutations keep the first 7 objects' set, test ones never do
+    for phase, keeps in (("train", True), ("test", False)):
+        seq, y = distribution_of_n(tr, 300, g, phase=phase)
+        head = [set(s[:7].tolist()) == set(s[10:17].tolist()) for s in seq]
+        assert all(h == keeps for h in head), phase
+        assert all(int(s[19 + int(l)]) in s[:10].tolist() and int(s[19 + int(l)]) not in s[10:19].tolist() for s, l in zip(seq, y))
+    seq, _ = identity_rules4_flipped(tr, 100, g, phase="train", missing=True)
+    assert not any(s[0] == s[3] and len(set(s[:4].tolist())) == 3 and s[0] != s[1] and s[1] != s[2] and s[0] != s[2] for s in seq[:, :4])  # no abca
+    with pytest.raises(ValueError, match="phase"):
+        identity_rules4_flipped(tr, 4, g, phase="val")
+    with pytest.raises(ValueError, match="n"):
+        distribution_of_n(tr, 4, g, n=3)
+    runs = ex.variant_runs("full")
+    assert len(runs) == 4 * 6 * 3 and len({r.key for r in runs}) == len(runs)
+    assert len(IDENTITY4["test"]) == 3
+
+
+def test_corelnet_nhid_fig_c5_parameter_counts():
+    from lscnb.experiments import corelnet as ex
+    from lscnb.models.relational import esbn_count, nhid_count, nhid_width
+    table = {(2, 2): 1910760, (6, 2): 1910754, (9, 4): 1911784, (9, 2): 1910754, (13, 6): 1912808}   # Table C.3
+    assert {k: nhid_count(*k) for k in table} == table
+    assert abs(nhid_count(6, 2) - 1910760) == 6                                   # same/diff 6's printed count
+    assert all(abs(nhid_count(*k) - esbn_count(*k)) <= 3 for k in table)
+    with pytest.raises(ValueError, match="T"):
+        nhid_width(0, 2)
+    net = ex.make_model("corelnet_nhid", "identity_rules4")
+    assert net.mlp[0].out_features == nhid_width(13, 6) == 17489
+    runs = ex.nhid_runs("full")
+    assert len(runs) == 8 * 3 and {r.config["model"] for r in runs} == {"corelnet_nhid"}

@@ -176,6 +176,56 @@ UNSEEN = {"rmts3": (rmts3, 9, 2), "same_diff6": (same_different6, 6, 2), "identi
 """Unseen-relation tasks (Fig. 5.5): name -> (generator taking ``phase``, T, classes)."""
 
 
+# --------------------------------------------------------------------------------------------- appendix C.3, C.4
+def identity_rules4_flipped(shapes, batch: int, g=None, phase: str = "train", missing: bool = False):
+    """Identity rules 4 with training and test codes swapped (thesis App. C.3): training on the three-object codes
+    abca, baca, bcaa (``missing`` drops abca), testing on the codes with at most two distinct objects."""
+    pats = {"train": [c for c in IDENTITY4["test"] if not (missing and c == "abca")], "test": IDENTITY4["train"]}
+    pats = pats[_phase(phase)]
+    o = _distinct(shapes, batch, 6, g)
+    which = torch.randint(len(pats), (batch,), generator=g)
+    row1, row2 = _fill(o[:, :3], pats, which), _fill(o[:, 3:], pats, which)
+    options, label = _shuffled(o, row2[:, 3], g)
+    return torch.cat([row1, row2[:, :3], options], 1), label
+
+
+def _keeps_head(perm: torch.Tensor, n: int) -> torch.Tensor:
+    """Whether each permutation (rows of ``perm``) maps the first ``n - 3`` positions onto themselves."""
+    return (perm[:, : n - 3] < n - 3).all(1)
+
+
+def distribution_of_n(shapes, batch: int, g=None, phase: str | None = None, n: int = 10):
+    """Distribution-of-N (thesis App. C.4): a row of ``n`` distinct objects, a permutation of it with the last
+    missing, ``n + 1`` options; label = the option completing the second row. ``phase`` ``None``: any permutation;
+    ``"train"``: only permutations that keep the set of the first ``n - 3`` objects; ``"test"``: all the others."""
+    n = checks.positive_int(n, "n")
+    if n < 4:
+        raise ValueError(f"n must be at least 4, got {n}")
+    o = _distinct(shapes, batch, n + 1, g)
+    perm = _perms(batch, n, g)
+    if phase is not None and _phase(phase) == "train":
+        perm = torch.cat([_perms(batch, n - 3, g), n - 3 + _perms(batch, 3, g)], 1)
+    elif phase == "test":
+        bad = _keeps_head(perm, n)
+        while bad.any():                                   # rejection: 1 in C(n, 3) permutations keeps the head
+            perm[bad] = _perms(int(bad.sum()), n, g)
+            bad = _keeps_head(perm, n)
+    row1 = o[:, :n]
+    row2 = torch.gather(row1, 1, perm)
+    options, label = _shuffled(o, row2[:, -1], g)
+    return torch.cat([row1, row2[:, :-1], options], 1), label
+
+
+APPENDIX_UNSEEN = {
+    "identity_rules4_flipped": (identity_rules4_flipped, 13, 6),
+    "identity_rules4_flipped_missing": (lambda *a, **k: identity_rules4_flipped(*a, missing=True, **k), 13, 6),
+    "dist10": (lambda *a, phase="train", **k: distribution_of_n(*a, **k), 30, 11),
+    "dist10_restricted": (distribution_of_n, 30, 11),
+}
+"""The appendix's variants (Figs. C.1, C.2): name -> (generator taking ``phase``, T, classes). ``dist10`` draws any
+permutation in both phases; ``dist10_restricted`` trains and tests on disjoint sets of permutations."""
+
+
 # --------------------------------------------------------------------------------------------- spurious features (§5.4.3)
 def colours(n: int = 100, seed: int = 0) -> torch.Tensor:
     """``n`` RGB colours in [0, 1]^3, as the authors' code draws them (``RandomState(0).uniform(size=(n, 3))``)."""

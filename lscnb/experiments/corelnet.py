@@ -13,11 +13,11 @@ import torch
 from .. import checks, plot
 from ..config import Profile
 from ..data.objects import load_objects, resized
-from ..data.relational import (SEPARATED, SIZE_PAIRS, TASKS, UNSEEN, colours, coloured, comparison, size_comparison,
+from ..data.relational import (APPENDIX_UNSEEN, SEPARATED, SIZE_PAIRS, TASKS, UNSEEN, colours, coloured, comparison, size_comparison,
                                split)
 from ..data.relational_games import GAMES, catalogue, patches
 from ..models.relational import (ESBN, CoRelNet, CoRelNetMix, CoRelNetT, Encoded, LSTMBaseline, MLPBaseline, PrediNet,
-                                 TransformerBaseline, encode_colours, encode_objects, encode_patches)
+                                 TransformerBaseline, encode_colours, encode_objects, encode_patches, nhid_width)
 from ..models.relational_baselines import MNM, NTM, RelationNetwork
 from ..sweep import Run, gather
 
@@ -42,7 +42,7 @@ def _embeddings(seed: int = 0):
 
 
 def make_model(model: str, task: str):
-    _, T, classes = {**TASKS, **UNSEEN, **SEPARATED}.get(task, (None, 2, 2))
+    _, T, classes = {**TASKS, **UNSEEN, **SEPARATED, **APPENDIX_UNSEEN}.get(task, (None, 2, 2))
     seg = SEGMENTS.get(task)
     baselines = {"transformer": TransformerBaseline, "corelnet_t": CoRelNetT, "lstm": LSTMBaseline, "mlp": MLPBaseline,
                  "esbn": ESBN, "predinet": PrediNet, "mix": CoRelNetMix, "rn": RelationNetwork, "ntm": NTM,
@@ -51,6 +51,8 @@ def make_model(model: str, task: str):
         return baselines[model](T, classes, segments=seg)
     if model == "asym_esbn":
         return ESBN(T, classes, segments=seg, asym=True)
+    if model == "corelnet_nhid":
+        return CoRelNet(T, classes, hidden=nhid_width(T, classes), segments=seg)
     variant = {"corelnet": "plain", "cat": "cat", "asym": "asym", "diff": "diff"}[model]
     return CoRelNet(T, classes, variant=variant, segments=seg)
 
@@ -223,7 +225,7 @@ def unseen_run(cfg: dict, ctx) -> dict:
     torch.manual_seed(cfg["seed"])
     emb, source = _embeddings(cfg["seed"])
     train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
-    fn = UNSEEN[cfg["task"]][0]
+    fn = {**UNSEEN, **APPENDIX_UNSEEN}[cfg["task"]][0]
     out = train_eval(make_model(cfg["model"], cfg["task"]), emb, lambda sh, b, g: fn(sh, b, g, phase="train"),
                      train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4),
                      test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"), device=ctx.device)
@@ -559,7 +561,10 @@ def games_run(cfg: dict, ctx) -> dict:
 
 
 def _game_model(model: str, classes: int):
-    """A model of :data:`GAME_MODELS` for a game: nine patches, ``classes`` labels."""
+    """A model of :data:`GAME_MODELS` (or CoRelNet's ``"cat"`` ablation, Fig. C.12) for a game: nine patches,
+    ``classes`` labels."""
+    if model == "cat":
+        return CoRelNet(9, classes, variant="cat")
     cls = {"corelnet": CoRelNet, "corelnet_t": CoRelNetT, "esbn": ESBN, "predinet": PrediNet,
            "transformer": TransformerBaseline, "lstm": LSTMBaseline, "rn": RelationNetwork,
            "ntm": NTM, "mnm": MNM}[checks.one_of(model, GAME_MODELS, "model")]
@@ -711,11 +716,13 @@ ENCODER_MODELS = ["corelnet", "corelnet_t", "esbn"]
 APPENDIX_SIZES = {
     "quick": dict(encoder=dict(tasks=["same_different"], models=["corelnet"], encoders=["random"], iters=60),
                   sym=dict(tasks=["same_different"], models=["asym"], iters=60),
+                  cat=dict(tasks=["same_different"], models=["cat"], iters=60),
                   unseen=dict(tasks=["rmts3"], models={"corelnet": 300, "mlp": 100}, lr=2e-3),
                   unseen_encoder=dict(tasks=["rmts3"], models=["corelnet"], encoders=["random"], iters=300, lr=2e-3),
                   seeds=[0], test=1000, skip=[50, 85]),
     "full": dict(encoder=dict(tasks=list(TASKS), models=ENCODER_MODELS, encoders=["random", "learned"], iters=5000),
                  sym=dict(tasks=list(TASKS), models=["asym", "asym_esbn"], iters=5000),
+                 cat=dict(tasks=list(TASKS), models=["cat"], iters=5000),
                  unseen=dict(tasks=list(UNSEEN_M), models={m: 5000 for m in CURVE_MODELS}, lr=5e-4),
                  unseen_encoder=dict(tasks=list(UNSEEN_M), models=ENCODER_MODELS, encoders=["random", "learned"],
                                      iters=5000, lr=5e-4),
@@ -765,6 +772,16 @@ def mcurve_sym_runs(scale: str) -> list[Run]:
             for task in e["tasks"] for model in e["models"] for m in _grid(task, s) for seed in s["seeds"]]
 
 
+def mcurve_cat_runs(scale: str) -> list[Run]:
+    """Fig. C.7: CoRelNet's relational + sensory ablation (``cat``, Fig. 5.4 left) against m; its relational-only
+    curve is figure ``mcurve``'s. The thesis's ESBN and CoRelNet-T cat variants are not implemented."""
+    s = APPENDIX_SIZES[scale]
+    e = s["cat"]
+    return [Run(CHAPTER, "mcurve_cat", f"{task}-{model}-m{m}-s{seed}", task_run,
+                dict(task=task, model=model, m=m, iters=e["iters"], test=s["test"], seed=seed))
+            for task in e["tasks"] for model in e["models"] for m in _grid(task, s) for seed in s["seeds"]]
+
+
 def mcurve_unseen_runs(scale: str) -> list[Run]:
     """Fig. C.10: the unseen-relation tasks against m below the extreme split, whose runs (same set-up) are figure
     ``unseen``'s: plot the two together."""
@@ -797,6 +814,10 @@ def fig_mcurve_sym(profile: Profile):
     return gather(mcurve_sym_runs, profile, subset=_SUBSET + ", random frozen encoder, no symmetric Transformer")
 
 
+def fig_mcurve_cat(profile: Profile):
+    return gather(mcurve_cat_runs, profile, subset=_SUBSET + ", random frozen encoder, CoRelNet only")
+
+
 def fig_mcurve_unseen(profile: Profile):
     return gather(mcurve_unseen_runs, profile, subset=_SUBSET + ", random frozen encoder, no PrediNet")
 
@@ -805,7 +826,7 @@ def fig_mcurve_unseen_encoder(profile: Profile):
     return gather(mcurve_unseen_encoder_runs, profile, subset=_SUBSET)
 
 
-CURVE_LABELS = {**CURVE_MODELS, **SIZE_MODELS}
+CURVE_LABELS = {**CURVE_MODELS, **SIZE_MODELS, "cat": "CoRelNet + sensory (cat)", "corelnet_nhid": "CoRelNet-nhid"}
 
 
 def series_table(*cols, models=None) -> dict:
@@ -891,12 +912,186 @@ def fig_separated(profile: Profile):
     return gather(separated_runs, profile, subset="m in {0, 50, 85, 98}, 3 of 10 seeds, random frozen encoder")
 
 
+# --------------------------------------------------------------------------------------------- Figs. C.1, C.2
+VARIANT_M = {"identity_rules4_flipped": 94, "identity_rules4_flipped_missing": 94, "dist10": 89, "dist10_restricted": 89}
+VARIANT_SIZES = {"quick": dict(tasks=["identity_rules4_flipped", "dist10_restricted"], iters={"corelnet": 300},
+                               cap={"dist10_restricted": 150}, lr=2e-3, seeds=[0], test=1000),
+                 "full": dict(tasks=list(VARIANT_M), iters=UNSEEN_SIZES["full"]["iters"], cap={}, lr=5e-4,
+                              seeds=[0, 1, 2], test=20000)}
+"""Figs. C.1 (identity rules 4 flipped, and flipped + missing, m = 94) and C.2 (distribution-of-10, unrestricted and
+restricted, m = 89), with the set-up of figure ``unseen``. Full: the six models of Fig. 5.5, the paper's 5000 steps.
+Quick: CoRelNet on identity rules 4 flipped (300 steps at lr 2e-3; over seeds 0-2: 0.99-1.0, while 150 steps give
+0.76) and restricted distribution-of-10 (150 steps: 1.0 on the training permutations and objects, 0.27-0.29 on the
+others; 300 steps give the same)."""
+
+
+def variant_runs(scale: str) -> list[Run]:
+    s = VARIANT_SIZES[scale]
+    return [Run(CHAPTER, "variants", f"{task}-{model}-s{seed}", unseen_run,
+                dict(task=task, model=model, m=VARIANT_M[task], iters=min(it, s["cap"].get(task, it)), lr=s["lr"],
+                     test=s["test"], seed=seed))
+            for task in s["tasks"] for model, it in s["iters"].items() for seed in s["seeds"]]
+
+
+def fig_variants(profile: Profile):
+    return gather(variant_runs, profile, subset="3 of 10 seeds, random frozen encoder, no PrediNet")
+
+
+def variant_table(col) -> list[dict]:
+    """One row per (task, model): mean accuracy on the test relations of held-out objects and on the training ones."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["model"]), []).append((r["ood"], r["iid"]))
+    return [{"task": f"{t} (m = {VARIANT_M[t]})", "model": CURVE_MODELS[m], "chance": 1 / APPENDIX_UNSEEN[t][2],
+             "test relations, held-out objects": float(np.mean([v[0] for v in vs])),
+             "training relations and objects": float(np.mean([v[1] for v in vs]))} for (t, m), vs in out.items()]
+
+
+def show_variants(col) -> None:
+    """Figs. C.1 and C.2: bars per task and model, with chance marked."""
+    rows = variant_table(col)
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    fig, ax = plot.figure(1, 1, width=2.4 * len(tasks) + 3, height=3.2)
+    w = 0.8 / len(models)
+    for i, m in enumerate(models):
+        acc = {r["task"]: r["test relations, held-out objects"] for r in rows if r["model"] == m}
+        ax[0, 0].bar(np.arange(len(tasks)) + (i - (len(models) - 1) / 2) * w, [acc.get(t, np.nan) for t in tasks], w,
+                     label=m, color=f"C{list(CURVE_MODELS.values()).index(m)}")
+    for j, t in enumerate(tasks):
+        chance = next(r["chance"] for r in rows if r["task"] == t)
+        ax[0, 0].plot([j - 0.45, j + 0.45], [chance] * 2, **plot.PAPER)
+    ax[0, 0].set_xticks(range(len(tasks)), tasks, fontsize=8)
+    ax[0, 0].set(ylabel="accuracy, test relations + objects", ylim=(0, 1.05), title="Figs. C.1, C.2")
+    ax[0, 0].legend(fontsize=7)
+    plot.show(fig, col, data=f"{col[0]['objects']}, random frozen encoder",
+              note="The thesis's Figs. C.1 and C.2 are bars without printed numbers or a stated claim (dashed grey: "
+                   "chance).")
+
+
+# --------------------------------------------------------------------------------------------- Fig. C.5
+NHID_SIZES = {"quick": dict(tasks=["same_different"], iters=60, seeds=[0], test=1000),
+              "full": dict(tasks=list(TASKS) + list(UNSEEN_M), iters=5000, seeds=[0, 1, 2], test=20000)}
+"""Fig. C.5: CoRelNet-nhid (decoder widened to ESBN's parameter count, :func:`~lscnb.models.relational.nhid_width`) at
+the extreme split of the eight tasks of Fig. C.13, beside CoRelNet and ESBN (figures ood, unseen, mcurve). Full: the
+paper's 5000 steps at 5e-4; quick: same/different, 60 steps (the steps of figure mcurve)."""
+
+
+def nhid_runs(scale: str) -> list[Run]:
+    s = NHID_SIZES[scale]
+    return [Run(CHAPTER, "nhid", f"{task}-corelnet_nhid-s{seed}", task_run if task in TASKS else unseen_run,
+                dict(task=task, model="corelnet_nhid", m=BASELINE_M[task], iters=s["iters"], test=s["test"], seed=seed,
+                     **({} if task in TASKS else {"lr": 5e-4})))
+            for task in s["tasks"] for seed in s["seeds"]]
+
+
+def fig_nhid(profile: Profile):
+    return gather(nhid_runs, profile, subset="extreme m, 3 of 10 seeds, random frozen encoder")
+
+
+# --------------------------------------------------------------------------------------------- Fig. C.3
+def spurious_model_table(col) -> list[dict]:
+    """Fig. C.3: one row per (task, model, encoder) of figure ``spurious``: mean OOD and training-shape accuracy over
+    seeds (figure ``spurious`` averages over the models, as Fig. 5.6 does)."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["model"], r.config["encoder"]), []).append((r["ood"], r["iid"]))
+    return [{"task": f"{t} + colour", "model": CURVE_MODELS[m], "encoder": ENCODERS[e],
+             "OOD accuracy": float(np.mean([v[0] for v in vs])), "training shapes": float(np.mean([v[1] for v in vs]))}
+            for (t, m, e), vs in out.items()]
+
+
+def show_spurious_models(col) -> None:
+    """Fig. C.3: the bars of Fig. 5.6, one panel per model."""
+    rows = spurious_model_table(col)
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    encs = [ENCODERS[e] for e in ENCODERS if any(r["encoder"] == ENCODERS[e] for r in rows)]
+    fig, ax = plot.figure(len(models), 1, width=(2.2 * len(tasks) + 2) * len(models) + 1.5, height=3.4)
+    w = 0.8 / len(encs)
+    for a, m in zip(ax[0], models):
+        for i, e in enumerate(encs):
+            acc = {r["task"]: r["OOD accuracy"] for r in rows if r["model"] == m and r["encoder"] == e}
+            a.bar(np.arange(len(tasks)) + (i - (len(encs) - 1) / 2) * w, [acc.get(t, np.nan) for t in tasks], w,
+                  color=f"C{list(ENCODERS.values()).index(e)}", label=e)
+        a.set_xticks(range(len(tasks)), tasks, fontsize=8)
+        a.set(title=f"{m}, spurious colours (Fig. C.3)", ylim=(0, 1.05))
+    ax[0, 0].set_ylabel("OOD test accuracy")
+    ax[0, -1].legend(fontsize=7)
+    plot.show(fig, col, data=f"{col[0]['objects']} on 100 background colours (RandomState(0))",
+              note="Fig. C.3 of the thesis: the same runs as Fig. 5.6 per model, bars without printed numbers "
+                   "(L1 weight 5 on RMTS, 1 otherwise).")
+
+
+# --------------------------------------------------------------------------------------------- Fig. C.12
+SENSORY_SIZES = {"quick": dict(unseen=["rmts3"], games=["row_matching"], seeds=[0]),
+                 "full": dict(unseen=["same_diff6", "rmts3", "identity_rules4"], games=list(GAMES), seeds=[0, 1, 2])}
+"""Fig. C.12: CoRelNet's relational + sensory ablation (``cat``) on the unseen-relation tasks (left) and the 7
+Relational Games (right), each run with the set-up of figure ``unseen`` or ``games`` (steps, learning rate, test size of
+the profile), whose CoRelNet runs are the relational-only side. Quick: RMTS 3 and row matching."""
+
+
+def sensory_runs(scale: str) -> list[Run]:
+    s, u, g = SENSORY_SIZES[scale], UNSEEN_SIZES[scale], GAMES_SIZES[scale]
+    it = u["iters"]["corelnet"]
+    return ([Run(CHAPTER, "sensory", f"{task}-cat-s{seed}", unseen_run,
+                 dict(task=task, model="cat", m=UNSEEN_M[task], iters=min(it, u["cap"].get(task, it)), lr=u["lr"],
+                      test=u["test"], seed=seed)) for task in s["unseen"] for seed in s["seeds"]]
+            + [Run(CHAPTER, "sensory", f"game-{task}-cat-s{seed}", games_run,
+                   dict(task=task, model="cat", iters=g["iters"], lr=g["lr"], test=g["test"], seed=seed))
+               for task in s["games"] for seed in s["seeds"]])
+
+
+def fig_sensory(profile: Profile):
+    return gather(sensory_runs, profile, subset="3 of 10 seeds, random frozen encoder, CoRelNet only (the thesis also "
+                                                "averages ESBN and CoRelNet-T)")
+
+
+def _game_acc(r) -> float:
+    """Fig. C.12's score of a game run: the mean of hexominoes and stripes where the thesis reports both."""
+    return float(np.mean([r["hexominoes"], r["stripes"]])) if (r.config["task"], "stripes") in TABLE_5_1 else r["hexominoes"]
+
+
+def sensory_table(sens, un, gm) -> list[dict]:
+    """Fig. C.12: one row per panel, the mean OOD accuracy of relational-only CoRelNet (figures ``unseen`` and
+    ``games``) and of relational + sensory CoRelNet (figure ``sensory``) over the tasks that both have, per model
+    averaged over seeds first."""
+    rows = []
+    for panel, base in (("unseen relations", un), ("Relational Games", gm)):
+        game = panel == "Relational Games"
+        score = _game_acc if game else (lambda r: r["ood"])
+        acc = {}
+        for r in list(base.where(model="corelnet")) + [r for r in sens if ("hexominoes" in r) == game]:
+            acc.setdefault(r.config["model"], {}).setdefault(r.config["task"], []).append(score(r))
+        tasks = sorted(set(acc.get("corelnet", {})) & set(acc.get("cat", {})))
+        if tasks:
+            rows.append({"panel": panel, "tasks": ", ".join(tasks),
+                         **{lab: float(np.mean([np.mean(acc[m][t]) for t in tasks]))
+                            for m, lab in (("corelnet", "relational only"), ("cat", "relational + sensory"))}})
+    return rows
+
+
+def show_sensory(sens, un, gm) -> None:
+    rows = sensory_table(sens, un, gm)
+    fig, ax = plot.figure(len(rows), 1, width=3.4 * len(rows) + 1, height=3.2)
+    for a, r in zip(ax[0], rows):
+        a.bar([0, 1], [r["relational only"], r["relational + sensory"]], 0.6, color=["C0", "C2"])
+        a.set_xticks([0, 1], ["relational only", "relational\n+ sensory"])
+        a.set(title=f"{r['panel']} (Fig. C.12)", ylim=(0, 1.05))
+    ax[0, 0].set_ylabel("mean OOD test accuracy")
+    plot.show(fig, sens, un, gm, data="ESBN object images; Relational Games re-created; random frozen encoders",
+              note="Fig. C.12 of the thesis averages ESBN, CoRelNet and CoRelNet-T and prints bars only: relational "
+                   "only above relational + sensory on both panels.")
+
+
 # --------------------------------------------------------------------------------------------- bookkeeping
 FIGURES = {"ood": ood_runs, "ablation": ablation_runs, "comparison": comparison_runs, "mcurve": mcurve_runs,
            "unseen": unseen_runs, "spurious": spurious_runs, "encoder": encoder_runs,
            "sizes": sizes_runs, "mix": mix_runs, "games": games_runs, "baselines": baseline_runs,
            "mcurve_encoder": mcurve_encoder_runs, "mcurve_sym": mcurve_sym_runs, "mcurve_unseen": mcurve_unseen_runs,
-           "mcurve_unseen_encoder": mcurve_unseen_encoder_runs, "separated": separated_runs}
+           "mcurve_unseen_encoder": mcurve_unseen_encoder_runs, "separated": separated_runs,
+           "sensory": sensory_runs, "mcurve_cat": mcurve_cat_runs,
+           "variants": variant_runs, "nhid": nhid_runs}
 
 
 def gap_ood(col) -> str:
@@ -957,8 +1152,26 @@ REPRODUCES = [
      "figure": "separated", "data": "ESBN object images and 100 plain colours",
      "note": "quick: CoRelNet and Transformer at m in {0, 98}, 60 steps; full: ESBN, Transformer, CoRelNet at "
              "m in {0, 50, 85, 98} (owed: needs a GPU)"},
-    {"source": "Figs. C.1-C.3, C.5, C.7, C.12", "what": "other appendix curves", "figure": None, "data": "",
-     "note": "not reproduced yet"},
+    {"source": "Fig. C.3", "what": "spurious colour features per model (Fig. 5.6 per model)", "figure": "spurious",
+     "data": "ESBN object images on 100 background colours",
+     "note": "a per-model view of figure spurious's runs (quick: CoRelNet only; full: CoRelNet and ESBN, owed: needs a GPU)"},
+    {"source": "Fig. C.12", "what": "relational only vs relational + sensory on unseen relations and Relational Games",
+     "figure": "sensory", "data": "ESBN object images; Relational Games re-created",
+     "note": "CoRelNet cat beside figures unseen's and games's CoRelNet; quick: RMTS 3 and row matching; full: 3 tasks "
+             "and 7 games (owed: needs a GPU); no ESBN or CoRelNet-T cat variants"},
+    {"source": "Fig. C.7", "what": "accuracy vs m, relational only vs relational + sensory (Fig. 5.4 left)",
+     "figure": "mcurve_cat", "data": "ESBN object images",
+     "note": "CoRelNet cat beside figure mcurve's CoRelNet; quick: same/different, m in {0, 98}, 60 steps; full: 4 tasks "
+             "(owed: needs a GPU); no ESBN or CoRelNet-T cat variants"},
+    {"source": "Figs. C.1, C.2", "what": "identity rules 4 flipped (+ missing), distribution-of-10 (+ restricted)",
+     "figure": "variants", "data": "ESBN object images",
+     "note": "quick: CoRelNet on identity rules 4 flipped and restricted distribution-of-10; full: the four tasks, the six "
+             "models of figure unseen (owed: needs a GPU)"},
+    {"source": "Fig. C.5, Table C.3", "what": "CoRelNet-nhid (decoder widened to ESBN's parameter count) at extreme m",
+     "figure": "nhid", "data": "ESBN object images",
+     "note": "widths give Table C.3's CoRelNet-nhid counts on 6 of 7 tasks (unit test, chapter table); the runs (the "
+             "eight tasks, full list) are owed to a GPU and not in the quick profile (the widest decoder costs ~1.5 s a "
+             "step on this CPU), nor plotted yet"},
     {"source": "Table C.3", "what": "parameter counts", "figure": None, "data": "none",
      "note": "CoRelNet rows reproduced exactly (unit test and chapter table)"},
     {"source": "Figs. 7.1-7.3", "what": "comparison tasks: symmetric similarity fails, differences succeed",
