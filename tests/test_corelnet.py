@@ -210,7 +210,8 @@ def test_appendix_curves_figs_c8_to_c11():
     learned = next(r for r in full["mcurve_unseen_encoder"] if r.config["encoder"] == "learned")
     out = learned.fn(dict(learned.config, iters=2, test=10), ctx)
     assert 0 <= out["ood"] <= 1 and 0 <= out["iid"] <= 1
-    assert len([r for f in full for r in ex.FIGURES[f]("quick")]) == 8             # the quick profile's few seconds
+    assert len([r for f in full for r in ex.FIGURES[f]("quick")]) == 10            # the quick profile's few seconds
+    assert {r.config["model"] for r in full["mcurve_sym"]} == {"asym", "asym_esbn", "sym_transformer"}
     assert ex.series_table() == {} and ex.curve_drop() == {}
 
 
@@ -239,25 +240,52 @@ def test_spurious_per_model_fig_c3_and_sensory_fig_c12():
     # Fig. C.3 is a per-model view of figure spurious: its full list already holds ESBN and CoRelNet
     assert {r.config["model"] for r in ex.spurious_runs("full")} == {"corelnet", "esbn"}
     runs = ex.sensory_runs("full")
-    assert {r.config["model"] for r in runs} == {"cat"} and len(runs) == (3 + 7) * 3
+    assert {r.config["model"] for r in runs} == {"cat", "corelnet_t_cat", "esbn_cat"} and len(runs) == (3 + 7) * 3 * 3
     assert len({r.key for r in runs}) == len(runs)
+    assert [r.key.rsplit("-", 1)[0] for r in ex.sensory_runs("quick")] == ["sensory/rmts3-cat-s0",
+                                                                          "sensory/game-row_matching-cat-s0"]
     un = {(r.config["task"], r.config["seed"]): r.config for r in ex.unseen_runs("full") if r.config["model"] == "corelnet"}
     c = runs[0].config                                      # the relational-only side is figure unseen's, same set-up
     assert {k: v for k, v in c.items() if k != "model"} == {k: v for k, v in un[(c["task"], c["seed"])].items() if k != "model"}
     assert len(ex.sensory_runs("quick")) == 2
     net = ex._game_model("cat", 4)
     assert net.variant == "cat" and net(torch.randn(3, 9, 128)).shape == (3, 4)
+    for model in ("corelnet_t_cat", "esbn_cat"):
+        assert ex._game_model(model, 4).cat and ex._game_model(model, 4)(torch.randn(3, 9, 128)).shape == (3, 4)
+    with pytest.raises(ValueError, match="model"):
+        ex._game_model("mlp", 4)
+
+
+def test_sensory_table_pairs_each_model_with_its_cat_version():
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+    un = [Result("u", {"task": t, "model": m, "seed": 0}, {"ood": a})
+          for t, m, a in (("rmts3", "corelnet", 1.0), ("rmts3", "esbn", 0.8), ("same_diff6", "corelnet", 0.9),
+                          ("rmts3", "mlp", 0.5))]
+    gm = [Result("g", {"task": "same", "model": "corelnet", "seed": 0}, {"hexominoes": 0.9, "stripes": 0.7})]
+    sens = [Result("s", {"task": "rmts3", "model": m, "seed": s}, {"ood": a})
+            for m, s, a in (("cat", 0, 0.5), ("cat", 1, 0.7), ("esbn_cat", 0, 0.4), ("corelnet_t_cat", 0, 0.3))]
+    sens.append(Result("s", {"task": "same", "model": "cat", "seed": 0}, {"hexominoes": 0.5, "stripes": 0.3}))
+    rows = {r["panel"]: r for r in ex.sensory_table(sens, un, gm)}
+    # unseen: (CoRelNet, rmts3) and (ESBN, rmts3); same/diff 6 has no cat run, CoRelNet-T no relational-only run
+    assert rows["unseen relations"]["models"] == "CoRelNet, ESBN" and rows["unseen relations"]["tasks"] == "rmts3"
+    assert rows["unseen relations"]["relational only"] == pytest.approx(0.9)
+    assert rows["unseen relations"]["relational + sensory"] == pytest.approx((0.6 + 0.4) / 2)
+    assert rows["Relational Games"]["relational only"] == pytest.approx(0.8)      # mean of hexominoes and stripes
+    assert rows["Relational Games"]["relational + sensory"] == pytest.approx(0.4)
 
 
 def test_cat_curves_fig_c7():
     from lscnb.experiments import corelnet as ex
     full = ex.mcurve_cat_runs("full")
-    assert {r.config["model"] for r in full} == {"cat"} and len(full) == 4 * 4 * 3 and len({r.key for r in full}) == len(full)
+    assert {r.config["model"] for r in full} == set(ex.CAT_PAIRS.values()) and len(full) == 4 * 4 * 3 * 3
+    assert len({r.key for r in full}) == len(full)
     mc = {(r.config["task"], r.config["m"], r.config["seed"]): r.config for r in ex.mcurve_runs("full")}
     c = full[0].config                                     # the relational-only curve is figure mcurve's, same set-up
     assert {k: v for k, v in c.items() if k != "model"} == \
         {k: v for k, v in mc[(c["task"], c["m"], c["seed"])].items() if k != "model"}
-    assert [r.config["m"] for r in ex.mcurve_cat_runs("quick")] == [0, 98]
+    assert [(r.config["model"], r.config["m"]) for r in ex.mcurve_cat_runs("quick")] == \
+        [("cat", 0), ("cat", 98), ("corelnet_t_cat", 0), ("corelnet_t_cat", 98)]
 
 
 def test_appendix_variants_figs_c1_c2():
@@ -299,3 +327,21 @@ def test_corelnet_nhid_fig_c5_parameter_counts():
     assert net.mlp[0].out_features == nhid_width(13, 6) == 17489
     runs = ex.nhid_runs("full")
     assert len(runs) == 8 * 3 and {r.config["model"] for r in runs} == {"corelnet_nhid"}
+    quick = ex.nhid_runs("quick")
+    assert [(r.config["task"], r.config["m"], r.config["lr"]) for r in quick] == [("identity_rules4", 94, 2e-3)]
+    with pytest.raises(ValueError, match="model"):
+        ex.build("corelnet_wide", 2, 2)
+
+
+def test_nhid_table_fig_c5():
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+    nh = [Result("n", {"task": "identity_rules4", "model": "corelnet_nhid", "m": 94, "seed": s}, {"ood": a})
+          for s, a in ((0, 1.0), (1, 0.9))]
+    un = [Result("u", {"task": "identity_rules4", "model": m, "m": 94, "seed": 0}, {"ood": a})
+          for m, a in (("corelnet", 0.99), ("mlp", 0.2))]
+    mc = [Result("c", {"task": "identity_rules4", "model": "esbn", "m": 0, "seed": 0}, {"ood": 1.0})]   # not the extreme m
+    (row,) = ex.nhid_table(nh, un, mc)
+    assert row["task"] == "identity_rules4 (m = 94)" and row["chance"] == pytest.approx(1 / 6)
+    assert row["CoRelNet-nhid"] == pytest.approx(0.95) and row["CoRelNet"] == pytest.approx(0.99)
+    assert np.isnan(row["ESBN"]) and row["CoRelNet-nhid parameters"] == 1912808 and row["ESBN parameters"] == 1912809

@@ -237,3 +237,50 @@ def test_mnm_writes_by_its_local_rule():
         mnm_update(W0, key, targets[:2], torch.ones(B, 1))
     with pytest.raises(ValueError, match="z"):
         net(torch.randn(3, 32))
+
+
+def test_symmetric_transformer_ties_keys_to_queries():
+    from lscnb.models.relational import TransformerBaseline
+    torch.manual_seed(0)
+    sym = TransformerBaseline(4, 2, symmetric=True)
+    plain = TransformerBaseline(4, 2)
+    d = 128
+    assert sum(p.numel() for p in plain.parameters()) - sum(p.numel() for p in sym.parameters()) == d * d + d
+    z = torch.randn(5, 4, d)
+    opt = torch.optim.SGD(sym.parameters(), lr=0.1)
+    sym(z).square().sum().backward()
+    opt.step()                                                       # still tied after a step: the tie is structural
+    attn = sym.layer.self_attn
+    torch.testing.assert_close(attn.in_proj_weight[:d], attn.in_proj_weight[d:2 * d], rtol=0, atol=0)
+    torch.testing.assert_close(attn.in_proj_bias[:d], attn.in_proj_bias[d:2 * d], rtol=0, atol=0)
+    state = {k.replace("parametrizations.", "").replace(".original", ""): v for k, v in sym.state_dict().items()}
+    state["layer.self_attn.in_proj_weight"] = attn.in_proj_weight.detach()
+    state["layer.self_attn.in_proj_bias"] = attn.in_proj_bias.detach()
+    plain.load_state_dict(state)                                      # an ordinary layer with K = Q computes the same
+    for mode in (plain.train, plain.eval):
+        mode(), sym.train(plain.training)
+        with torch.no_grad():
+            torch.testing.assert_close(sym(z), plain(z))
+
+
+def test_cat_versions_add_the_embeddings_to_the_decoder():
+    from lscnb.models.relational import ESBN, CoRelNetT
+    torch.manual_seed(0)
+    z = torch.randn(6, 3, 128)
+    for M, inputs in ((ESBN, lambda n: [n.lstm.weight_ih]), (CoRelNetT, lambda n: [n.k.weight, n.v.weight])):
+        plain, cat = M(3, 2), M(3, 2, cat=True)
+        assert cat.cat and not plain.cat
+        with torch.no_grad():
+            assert all(c.shape[1] - p.shape[1] == 128 for p, c in zip(inputs(plain), inputs(cat)))
+            state = cat.state_dict()
+            for k, v in plain.state_dict().items():
+                if v.shape != state[k].shape:                         # input weights: zero the embedding columns
+                    v = torch.cat([v, torch.zeros(v.shape[0], 128)], 1)
+                state[k] = v
+            cat.load_state_dict(state)
+            torch.testing.assert_close(cat(z), plain(z))               # with those columns at zero: the plain model
+            w = inputs(cat)[0]
+            w[:, -128:] = torch.randn(w.shape[0], 128) * 0.1
+            assert float((cat(z) - plain(z)).abs().max()) > 1e-4      # otherwise the embeddings reach the decoder
+            perm = torch.randperm(128)
+            assert float((cat(z[..., perm]) - cat(z)).abs().max()) > 1e-4    # no longer invariant to the features

@@ -17,7 +17,8 @@ from ..data.relational import (APPENDIX_UNSEEN, SEPARATED, SIZE_PAIRS, TASKS, UN
                                split)
 from ..data.relational_games import GAMES, catalogue, patches
 from ..models.relational import (ESBN, CoRelNet, CoRelNetMix, CoRelNetT, Encoded, LSTMBaseline, MLPBaseline, PrediNet,
-                                 TransformerBaseline, encode_colours, encode_objects, encode_patches, nhid_width)
+                                 TransformerBaseline, encode_colours, encode_objects, encode_patches, esbn_count,
+                                 nhid_count, nhid_width)
 from ..models.relational_baselines import MNM, NTM, RelationNetwork
 from ..sweep import Run, gather
 
@@ -41,20 +42,28 @@ def _embeddings(seed: int = 0):
     return encode_objects(objs.images, seed=seed), objs.source
 
 
-def make_model(model: str, task: str):
-    _, T, classes = {**TASKS, **UNSEEN, **SEPARATED, **APPENDIX_UNSEEN}.get(task, (None, 2, 2))
-    seg = SEGMENTS.get(task)
-    baselines = {"transformer": TransformerBaseline, "corelnet_t": CoRelNetT, "lstm": LSTMBaseline, "mlp": MLPBaseline,
-                 "esbn": ESBN, "predinet": PrediNet, "mix": CoRelNetMix, "rn": RelationNetwork, "ntm": NTM,
-                 "mnm": MNM}
-    if model in baselines:
-        return baselines[model](T, classes, segments=seg)
-    if model == "asym_esbn":
-        return ESBN(T, classes, segments=seg, asym=True)
+MODELS = {"corelnet": (CoRelNet, {}), "cat": (CoRelNet, {"variant": "cat"}), "asym": (CoRelNet, {"variant": "asym"}),
+          "diff": (CoRelNet, {"variant": "diff"}), "corelnet_t": (CoRelNetT, {}), "corelnet_t_cat": (CoRelNetT, {"cat": True}),
+          "esbn": (ESBN, {}), "asym_esbn": (ESBN, {"asym": True}), "esbn_cat": (ESBN, {"cat": True}),
+          "transformer": (TransformerBaseline, {}), "sym_transformer": (TransformerBaseline, {"symmetric": True}),
+          "lstm": (LSTMBaseline, {}), "mlp": (MLPBaseline, {}), "predinet": (PrediNet, {}), "mix": (CoRelNetMix, {}),
+          "rn": (RelationNetwork, {}), "ntm": (NTM, {}), "mnm": (MNM, {})}
+"""Every model of the chapter by name: its class and keyword arguments (``corelnet_nhid`` is built by :func:`build`)."""
+
+
+def build(model: str, T: int, classes: int, segments: list | None = None):
+    """The model named ``model`` (:data:`MODELS` or ``corelnet_nhid``) for sequences of ``T`` objects and ``classes``
+    labels."""
     if model == "corelnet_nhid":
-        return CoRelNet(T, classes, hidden=nhid_width(T, classes), segments=seg)
-    variant = {"corelnet": "plain", "cat": "cat", "asym": "asym", "diff": "diff"}[model]
-    return CoRelNet(T, classes, variant=variant, segments=seg)
+        return CoRelNet(T, classes, hidden=nhid_width(T, classes), segments=segments)
+    cls, kw = MODELS[checks.one_of(model, [*MODELS, "corelnet_nhid"], "model")]
+    return cls(T, classes, segments=segments, **kw)
+
+
+def make_model(model: str, task: str):
+    """:func:`build` for a task of the ESBN suite (its length, classes and TCN segments)."""
+    _, T, classes = {**TASKS, **UNSEEN, **SEPARATED, **APPENDIX_UNSEEN}.get(task, (None, 2, 2))
+    return build(model, T, classes, SEGMENTS.get(task))
 
 
 def train_eval(model, emb, gen_fn, train_shapes, test_shapes, iters: int, test: int, seed: int, lr: float = 5e-4,
@@ -561,14 +570,9 @@ def games_run(cfg: dict, ctx) -> dict:
 
 
 def _game_model(model: str, classes: int):
-    """A model of :data:`GAME_MODELS` (or CoRelNet's ``"cat"`` ablation, Fig. C.12) for a game: nine patches,
-    ``classes`` labels."""
-    if model == "cat":
-        return CoRelNet(9, classes, variant="cat")
-    cls = {"corelnet": CoRelNet, "corelnet_t": CoRelNetT, "esbn": ESBN, "predinet": PrediNet,
-           "transformer": TransformerBaseline, "lstm": LSTMBaseline, "rn": RelationNetwork,
-           "ntm": NTM, "mnm": MNM}[checks.one_of(model, GAME_MODELS, "model")]
-    return cls(9, classes)
+    """A model of :data:`GAME_MODELS` (or a relational + sensory version of :data:`CAT_PAIRS`, Fig. C.12) for a game:
+    nine patches, ``classes`` labels."""
+    return build(checks.one_of(model, [*GAME_MODELS, *CAT_PAIRS.values()], "model"), 9, classes)
 
 
 def games_runs(scale: str) -> list[Run]:
@@ -712,17 +716,20 @@ def gap_baselines(col) -> str:
 # --------------------------------------------------------------------------------------------- Figs. C.8-C.11
 UNSEEN_GRID = {t: [0, 50, 85, m] for t, m in UNSEEN_M.items()}
 ENCODER_MODELS = ["corelnet", "corelnet_t", "esbn"]
+CAT_PAIRS = {"corelnet": "cat", "corelnet_t": "corelnet_t_cat", "esbn": "esbn_cat"}
+"""Fig. 5.4 (left), Figs. C.7 and C.12: each relational-only model and its relational + sensory version, whose decoder
+(CoRelNet's MLP, CoRelNet-T's tokens, ESBN's controller) also reads the embeddings."""
 """Fig. 5.4 (right) and Fig. 5.5 (right): ESBN, CoRelNet and CoRelNet-T behind a random frozen or a learned encoder."""
 APPENDIX_SIZES = {
     "quick": dict(encoder=dict(tasks=["same_different"], models=["corelnet"], encoders=["random"], iters=60),
-                  sym=dict(tasks=["same_different"], models=["asym"], iters=60),
-                  cat=dict(tasks=["same_different"], models=["cat"], iters=60),
+                  sym=dict(tasks=["same_different"], models=["asym", "sym_transformer"], iters=60),
+                  cat=dict(tasks=["same_different"], models=["cat", "corelnet_t_cat"], iters=60),
                   unseen=dict(tasks=["rmts3"], models={"corelnet": 300, "mlp": 100}, lr=2e-3),
                   unseen_encoder=dict(tasks=["rmts3"], models=["corelnet"], encoders=["random"], iters=300, lr=2e-3),
                   seeds=[0], test=1000, skip=[50, 85]),
     "full": dict(encoder=dict(tasks=list(TASKS), models=ENCODER_MODELS, encoders=["random", "learned"], iters=5000),
-                 sym=dict(tasks=list(TASKS), models=["asym", "asym_esbn"], iters=5000),
-                 cat=dict(tasks=list(TASKS), models=["cat"], iters=5000),
+                 sym=dict(tasks=list(TASKS), models=["asym", "asym_esbn", "sym_transformer"], iters=5000),
+                 cat=dict(tasks=list(TASKS), models=list(CAT_PAIRS.values()), iters=5000),
                  unseen=dict(tasks=list(UNSEEN_M), models={m: 5000 for m in CURVE_MODELS}, lr=5e-4),
                  unseen_encoder=dict(tasks=list(UNSEEN_M), models=ENCODER_MODELS, encoders=["random", "learned"],
                                      iters=5000, lr=5e-4),
@@ -730,7 +737,8 @@ APPENDIX_SIZES = {
 }
 """The appendix's accuracy-vs-m curves behind Figs. 5.4 and 5.5 (thesis Figs. C.8-C.11), on the m grid of figure
 ``mcurve``. Full: the paper's 5000 steps, 3 of 10 seeds. Quick (a few seconds in all): same/different with the random
-encoder and the asymmetric CoRelNet at m in {0, 98} (60 steps, as figure ``mcurve``), RMTS 3 at m = 0 with the set-up of
+encoder, the asymmetric CoRelNet, the symmetric Transformer and the relational + sensory CoRelNet and CoRelNet-T at
+m in {0, 98} (60 steps, as figure ``mcurve``; the ESBN variants, ~4 s a run here, are in the full profile only), RMTS 3 at m = 0 with the set-up of
 figure ``unseen`` (whose extreme-m runs complete every curve of Fig. C.10, in both profiles) and RMTS 3 behind the random encoder at m in {0, 94}. The
 learned encoder (~0.1 s a step for two images on this CPU) runs in the full profile only."""
 
@@ -764,7 +772,8 @@ def mcurve_encoder_runs(scale: str) -> list[Run]:
 
 
 def mcurve_sym_runs(scale: str) -> list[Run]:
-    """Fig. C.9: the asymmetric CoRelNet and ESBN against m (their symmetric versions are in figure ``mcurve``)."""
+    """Fig. C.9: the asymmetric CoRelNet and ESBN and the symmetric Transformer against m (their counterparts are in
+    figure ``mcurve``)."""
     s = APPENDIX_SIZES[scale]
     e = s["sym"]
     return [Run(CHAPTER, "mcurve_sym", f"{task}-{model}-m{m}-s{seed}", task_run,
@@ -773,8 +782,8 @@ def mcurve_sym_runs(scale: str) -> list[Run]:
 
 
 def mcurve_cat_runs(scale: str) -> list[Run]:
-    """Fig. C.7: CoRelNet's relational + sensory ablation (``cat``, Fig. 5.4 left) against m; its relational-only
-    curve is figure ``mcurve``'s. The thesis's ESBN and CoRelNet-T cat variants are not implemented."""
+    """Fig. C.7: the relational + sensory versions (:data:`CAT_PAIRS`, Fig. 5.4 left) against m; the relational-only
+    curves are figure ``mcurve``'s."""
     s = APPENDIX_SIZES[scale]
     e = s["cat"]
     return [Run(CHAPTER, "mcurve_cat", f"{task}-{model}-m{m}-s{seed}", task_run,
@@ -811,11 +820,11 @@ def fig_mcurve_encoder(profile: Profile):
 
 
 def fig_mcurve_sym(profile: Profile):
-    return gather(mcurve_sym_runs, profile, subset=_SUBSET + ", random frozen encoder, no symmetric Transformer")
+    return gather(mcurve_sym_runs, profile, subset=_SUBSET + ", random frozen encoder")
 
 
 def fig_mcurve_cat(profile: Profile):
-    return gather(mcurve_cat_runs, profile, subset=_SUBSET + ", random frozen encoder, CoRelNet only")
+    return gather(mcurve_cat_runs, profile, subset=_SUBSET + ", random frozen encoder")
 
 
 def fig_mcurve_unseen(profile: Profile):
@@ -826,7 +835,9 @@ def fig_mcurve_unseen_encoder(profile: Profile):
     return gather(mcurve_unseen_encoder_runs, profile, subset=_SUBSET)
 
 
-CURVE_LABELS = {**CURVE_MODELS, **SIZE_MODELS, "cat": "CoRelNet + sensory (cat)", "corelnet_nhid": "CoRelNet-nhid"}
+CURVE_LABELS = {**CURVE_MODELS, **SIZE_MODELS, "cat": "CoRelNet + sensory (cat)", "corelnet_t_cat": "CoRelNet-T + sensory (cat)",
+                "esbn_cat": "ESBN + sensory (cat)", "sym_transformer": "symmetric Transformer",
+                "corelnet_nhid": "CoRelNet-nhid"}
 
 
 def series_table(*cols, models=None) -> dict:
@@ -853,7 +864,8 @@ def show_curves(*cols, title: str, models=None) -> None:
         for i, label in enumerate(labels):
             if (t, label) in curves:
                 c = curves[(t, label)]
-                a.plot(list(c), list(c.values()), "s--" if "learned" in label or "asym" in label else "o-",
+                a.plot(list(c), list(c.values()), "s--" if any(w in label for w in ("learned", "asym", "symmetric", "cat"))
+                       else "o-",
                        color=f"C{i}", label=label)
         a.axhline(1 / {**TASKS, **UNSEEN, **SEPARATED}[t][2], **plot.PAPER)
         a.set(xlabel="held-out objects m", title=t, ylim=(0, 1.05))
@@ -970,23 +982,63 @@ def show_variants(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Fig. C.5
-NHID_SIZES = {"quick": dict(tasks=["same_different"], iters=60, seeds=[0], test=1000),
-              "full": dict(tasks=list(TASKS) + list(UNSEEN_M), iters=5000, seeds=[0, 1, 2], test=20000)}
+NHID_SIZES = {"quick": dict(tasks=["identity_rules4"], iters=100, lr=2e-3, seeds=[0], test=1000),
+              "full": dict(tasks=list(TASKS) + list(UNSEEN_M), iters=5000, lr=5e-4, seeds=[0, 1, 2], test=20000)}
 """Fig. C.5: CoRelNet-nhid (decoder widened to ESBN's parameter count, :func:`~lscnb.models.relational.nhid_width`) at
 the extreme split of the eight tasks of Fig. C.13, beside CoRelNet and ESBN (figures ood, unseen, mcurve). Full: the
-paper's 5000 steps at 5e-4; quick: same/different, 60 steps (the steps of figure mcurve)."""
+paper's 5000 steps at 5e-4. Quick: identity rules 4 (the narrowest widening, 17,489 units: the 285,313 of same/different
+cost ~0.5 s a step on this CPU), 100 steps at figure unseen's lr 2e-3 (over seeds 0-2: 1.0 on held-out objects and
+relations; CoRelNet needs 500 steps there, and was at 0.73 after 300)."""
 
 
 def nhid_runs(scale: str) -> list[Run]:
     s = NHID_SIZES[scale]
     return [Run(CHAPTER, "nhid", f"{task}-corelnet_nhid-s{seed}", task_run if task in TASKS else unseen_run,
                 dict(task=task, model="corelnet_nhid", m=BASELINE_M[task], iters=s["iters"], test=s["test"], seed=seed,
-                     **({} if task in TASKS else {"lr": 5e-4})))
+                     **({} if task in TASKS else {"lr": s["lr"]})))
             for task in s["tasks"] for seed in s["seeds"]]
 
 
 def fig_nhid(profile: Profile):
     return gather(nhid_runs, profile, subset="extreme m, 3 of 10 seeds, random frozen encoder")
+
+
+def nhid_table(nh, *refs) -> list[dict]:
+    """Fig. C.5: one row per task of ``nh`` (figure ``nhid``): mean OOD accuracy at the extreme split of CoRelNet,
+    CoRelNet-nhid and ESBN, the first and last from the reference collections (figures ood, unseen, mcurve) where they
+    have them (NaN otherwise), with the parameter counts of Table C.3."""
+    acc = {}
+    for r in [*nh, *(r for col in refs for r in col)]:
+        t = r.config["task"]
+        if r.config["model"] in ("corelnet", "corelnet_nhid", "esbn") and r.config.get("m", BASELINE_M.get(t)) == BASELINE_M.get(t):
+            acc.setdefault((t, r.config["model"]), []).append(r["ood"])
+    rows = []
+    for t in dict.fromkeys(r.config["task"] for r in nh):
+        _, T, classes = {**TASKS, **UNSEEN}[t]
+        rows.append({"task": f"{t} (m = {BASELINE_M[t]})", "chance": 1 / classes,
+                     **{CURVE_LABELS[m]: float(np.mean(acc[(t, m)])) if (t, m) in acc else float("nan")
+                        for m in ("corelnet", "corelnet_nhid", "esbn")},
+                     "CoRelNet-nhid parameters": nhid_count(T, classes), "ESBN parameters": esbn_count(T, classes)})
+    return rows
+
+
+def show_nhid(nh, *refs) -> None:
+    """Fig. C.5: bars per task for CoRelNet, CoRelNet-nhid and ESBN at the extreme split, chance marked."""
+    rows = nhid_table(nh, *refs)
+    models = ["CoRelNet", "CoRelNet-nhid", "ESBN"]
+    fig, ax = plot.figure(1, 1, width=2.2 * len(rows) + 3, height=3.2)
+    w = 0.8 / len(models)
+    for i, m in enumerate(models):
+        ax[0, 0].bar(np.arange(len(rows)) + (i - 1) * w, [r[m] for r in rows], w, label=m, color=f"C{i}")
+    for j, r in enumerate(rows):
+        ax[0, 0].plot([j - 0.45, j + 0.45], [r["chance"]] * 2, **plot.PAPER)
+    ax[0, 0].set_xticks(range(len(rows)), [r["task"] for r in rows], fontsize=8)
+    ax[0, 0].set(ylabel="OOD test accuracy", ylim=(0, 1.05), title="CoRelNet-nhid (Fig. C.5)")
+    ax[0, 0].legend(fontsize=7)
+    plot.show(fig, nh, *refs, data=f"{nh[0]['objects']}, random frozen encoder",
+              note="Fig. C.5 of the thesis prints bars only: CoRelNet-nhid (ESBN's parameter count) as good as CoRelNet, "
+                   "so ESBN's deficit is not for want of parameters. A missing bar: that model has no run at this "
+                   "split in this profile.")
 
 
 # --------------------------------------------------------------------------------------------- Fig. C.3
@@ -1024,27 +1076,28 @@ def show_spurious_models(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Fig. C.12
-SENSORY_SIZES = {"quick": dict(unseen=["rmts3"], games=["row_matching"], seeds=[0]),
-                 "full": dict(unseen=["same_diff6", "rmts3", "identity_rules4"], games=list(GAMES), seeds=[0, 1, 2])}
-"""Fig. C.12: CoRelNet's relational + sensory ablation (``cat``) on the unseen-relation tasks (left) and the 7
-Relational Games (right), each run with the set-up of figure ``unseen`` or ``games`` (steps, learning rate, test size of
-the profile), whose CoRelNet runs are the relational-only side. Quick: RMTS 3 and row matching."""
+SENSORY_SIZES = {"quick": dict(unseen=["rmts3"], games=["row_matching"], models=["cat"], seeds=[0]),
+                 "full": dict(unseen=["same_diff6", "rmts3", "identity_rules4"], games=list(GAMES),
+                              models=list(CAT_PAIRS.values()), seeds=[0, 1, 2])}
+"""Fig. C.12: the relational + sensory versions of CoRelNet, CoRelNet-T and ESBN (:data:`CAT_PAIRS`) on the
+unseen-relation tasks (left) and the 7 Relational Games (right), each run with the set-up of figure ``unseen`` or
+``games`` (steps, learning rate, test size of the profile), whose runs of the three models are the relational-only
+side. Quick: CoRelNet on RMTS 3 and row matching (CoRelNet-T and ESBN are not in those figures' quick runs)."""
 
 
 def sensory_runs(scale: str) -> list[Run]:
     s, u, g = SENSORY_SIZES[scale], UNSEEN_SIZES[scale], GAMES_SIZES[scale]
     it = u["iters"]["corelnet"]
-    return ([Run(CHAPTER, "sensory", f"{task}-cat-s{seed}", unseen_run,
-                 dict(task=task, model="cat", m=UNSEEN_M[task], iters=min(it, u["cap"].get(task, it)), lr=u["lr"],
-                      test=u["test"], seed=seed)) for task in s["unseen"] for seed in s["seeds"]]
-            + [Run(CHAPTER, "sensory", f"game-{task}-cat-s{seed}", games_run,
-                   dict(task=task, model="cat", iters=g["iters"], lr=g["lr"], test=g["test"], seed=seed))
-               for task in s["games"] for seed in s["seeds"]])
+    return ([Run(CHAPTER, "sensory", f"{task}-{model}-s{seed}", unseen_run,
+                 dict(task=task, model=model, m=UNSEEN_M[task], iters=min(it, u["cap"].get(task, it)), lr=u["lr"],
+                      test=u["test"], seed=seed)) for task in s["unseen"] for model in s["models"] for seed in s["seeds"]]
+            + [Run(CHAPTER, "sensory", f"game-{task}-{model}-s{seed}", games_run,
+                   dict(task=task, model=model, iters=g["iters"], lr=g["lr"], test=g["test"], seed=seed))
+               for task in s["games"] for model in s["models"] for seed in s["seeds"]])
 
 
 def fig_sensory(profile: Profile):
-    return gather(sensory_runs, profile, subset="3 of 10 seeds, random frozen encoder, CoRelNet only (the thesis also "
-                                                "averages ESBN and CoRelNet-T)")
+    return gather(sensory_runs, profile, subset="3 of 10 seeds, random frozen encoder")
 
 
 def _game_acc(r) -> float:
@@ -1053,21 +1106,22 @@ def _game_acc(r) -> float:
 
 
 def sensory_table(sens, un, gm) -> list[dict]:
-    """Fig. C.12: one row per panel, the mean OOD accuracy of relational-only CoRelNet (figures ``unseen`` and
-    ``games``) and of relational + sensory CoRelNet (figure ``sensory``) over the tasks that both have, per model
-    averaged over seeds first."""
+    """Fig. C.12: one row per panel, the mean OOD accuracy of the relational-only models (figures ``unseen`` and
+    ``games``) and of their relational + sensory versions (figure ``sensory``), over the (model, task) pairs of
+    :data:`CAT_PAIRS` that both sides have, each averaged over seeds first."""
     rows = []
     for panel, base in (("unseen relations", un), ("Relational Games", gm)):
         game = panel == "Relational Games"
         score = _game_acc if game else (lambda r: r["ood"])
         acc = {}
-        for r in list(base.where(model="corelnet")) + [r for r in sens if ("hexominoes" in r) == game]:
+        for r in [r for r in base if r.config["model"] in CAT_PAIRS] + [r for r in sens if ("hexominoes" in r) == game]:
             acc.setdefault(r.config["model"], {}).setdefault(r.config["task"], []).append(score(r))
-        tasks = sorted(set(acc.get("corelnet", {})) & set(acc.get("cat", {})))
-        if tasks:
-            rows.append({"panel": panel, "tasks": ", ".join(tasks),
-                         **{lab: float(np.mean([np.mean(acc[m][t]) for t in tasks]))
-                            for m, lab in (("corelnet", "relational only"), ("cat", "relational + sensory"))}})
+        cells = [(m, c, t) for m, c in CAT_PAIRS.items() for t in sorted(set(acc.get(m, {})) & set(acc.get(c, {})))]
+        if cells:
+            rows.append({"panel": panel, "models": ", ".join(dict.fromkeys(CURVE_MODELS[m] for m, _, _ in cells)),
+                         "tasks": ", ".join(dict.fromkeys(t for _, _, t in cells)),
+                         "relational only": float(np.mean([np.mean(acc[m][t]) for m, _, t in cells])),
+                         "relational + sensory": float(np.mean([np.mean(acc[c][t]) for _, c, t in cells]))})
     return rows
 
 
@@ -1080,8 +1134,9 @@ def show_sensory(sens, un, gm) -> None:
         a.set(title=f"{r['panel']} (Fig. C.12)", ylim=(0, 1.05))
     ax[0, 0].set_ylabel("mean OOD test accuracy")
     plot.show(fig, sens, un, gm, data="ESBN object images; Relational Games re-created; random frozen encoders",
-              note="Fig. C.12 of the thesis averages ESBN, CoRelNet and CoRelNet-T and prints bars only: relational "
-                   "only above relational + sensory on both panels.")
+              note="Averaged over " + "; ".join(f"{r['panel']}: {r['models']}" for r in rows) + ". Fig. C.12 of the "
+                   "thesis averages ESBN, CoRelNet and CoRelNet-T and prints bars only: relational only above "
+                   "relational + sensory on both panels.")
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
@@ -1138,8 +1193,9 @@ REPRODUCES = [
              "both encoders (owed: needs a GPU)"},
     {"source": "Fig. C.9", "what": "accuracy vs m, asymmetric vs symmetric similarity (Fig. 5.4 middle)",
      "figure": "mcurve_sym", "data": "ESBN object images",
-     "note": "asymmetric CoRelNet and ESBN beside figure mcurve's symmetric ones; quick: same/different, asymmetric "
-             "CoRelNet; full adds 4 tasks and asymmetric ESBN (owed: needs a GPU); no symmetric Transformer"},
+     "note": "asymmetric CoRelNet and ESBN and the symmetric Transformer beside figure mcurve's counterparts; quick: "
+             "same/different, asymmetric CoRelNet and symmetric Transformer; full adds 4 tasks and asymmetric ESBN "
+             "(owed: needs a GPU)"},
     {"source": "Fig. C.10", "what": "accuracy vs m on the unseen-relation tasks (Fig. 5.5 left)",
      "figure": "mcurve_unseen", "data": "ESBN object images",
      "note": "extreme m from figure unseen; quick: RMTS 3, CoRelNet and MLP at m = 0; full: 4 tasks, six models, "
@@ -1157,21 +1213,20 @@ REPRODUCES = [
      "note": "a per-model view of figure spurious's runs (quick: CoRelNet only; full: CoRelNet and ESBN, owed: needs a GPU)"},
     {"source": "Fig. C.12", "what": "relational only vs relational + sensory on unseen relations and Relational Games",
      "figure": "sensory", "data": "ESBN object images; Relational Games re-created",
-     "note": "CoRelNet cat beside figures unseen's and games's CoRelNet; quick: RMTS 3 and row matching; full: 3 tasks "
-             "and 7 games (owed: needs a GPU); no ESBN or CoRelNet-T cat variants"},
+     "note": "cat variants of CoRelNet, CoRelNet-T and ESBN beside figures unseen's and games's runs; quick: CoRelNet on "
+             "RMTS 3 and row matching; full: the three models, 3 tasks and 7 games (owed: needs a GPU)"},
     {"source": "Fig. C.7", "what": "accuracy vs m, relational only vs relational + sensory (Fig. 5.4 left)",
      "figure": "mcurve_cat", "data": "ESBN object images",
-     "note": "CoRelNet cat beside figure mcurve's CoRelNet; quick: same/different, m in {0, 98}, 60 steps; full: 4 tasks "
-             "(owed: needs a GPU); no ESBN or CoRelNet-T cat variants"},
+     "note": "cat variants beside figure mcurve's relational-only curves; quick: CoRelNet and CoRelNet-T, same/different, "
+             "m in {0, 98}, 60 steps; full adds ESBN and 4 tasks (owed: needs a GPU)"},
     {"source": "Figs. C.1, C.2", "what": "identity rules 4 flipped (+ missing), distribution-of-10 (+ restricted)",
      "figure": "variants", "data": "ESBN object images",
      "note": "quick: CoRelNet on identity rules 4 flipped and restricted distribution-of-10; full: the four tasks, the six "
              "models of figure unseen (owed: needs a GPU)"},
     {"source": "Fig. C.5, Table C.3", "what": "CoRelNet-nhid (decoder widened to ESBN's parameter count) at extreme m",
      "figure": "nhid", "data": "ESBN object images",
-     "note": "widths give Table C.3's CoRelNet-nhid counts on 6 of 7 tasks (unit test, chapter table); the runs (the "
-             "eight tasks, full list) are owed to a GPU and not in the quick profile (the widest decoder costs ~1.5 s a "
-             "step on this CPU), nor plotted yet"},
+     "note": "widths give Table C.3's CoRelNet-nhid counts on 6 of 7 tasks (unit test, chapter table); quick: identity "
+             "rules 4, 100 steps; full: the eight tasks (owed: needs a GPU)"},
     {"source": "Table C.3", "what": "parameter counts", "figure": None, "data": "none",
      "note": "CoRelNet rows reproduced exactly (unit test and chapter table)"},
     {"source": "Figs. 7.1-7.3", "what": "comparison tasks: symmetric similarity fails, differences succeed",

@@ -11,6 +11,7 @@ import math
 
 import torch
 from torch import nn
+from torch.nn.utils import parametrize as P
 
 from .. import checks
 
@@ -192,18 +193,37 @@ class CoRelNet(nn.Module):
         return self.mlp(self.features(z))
 
 
+class TiedQueryKey(nn.Module):
+    """A parametrization of ``nn.MultiheadAttention``'s in-projection (weight (3d, d) or bias (3d,)) by a tensor
+    ``[W_Q; W_V]`` of 2d rows: the key map is the query map, so the scores ``(W_Q z_i)^T (W_Q z_j)`` are symmetric."""
+
+    def forward(self, w: torch.Tensor) -> torch.Tensor:
+        d = w.shape[0] // 2
+        return torch.cat([w[:d], w[:d], w[d:]])
+
+    def right_inverse(self, w: torch.Tensor) -> torch.Tensor:
+        d = w.shape[0] // 3
+        return torch.cat([w[:d], w[2 * d:]])
+
+
 class TransformerBaseline(nn.Module):
     """The sensory baseline: TCN, sinusoidal positions, one encoder layer (8 heads, feed-forward 512), mean
-    pooling, MLP(256)."""
+    pooling, MLP(256). ``symmetric=True`` is the thesis's *symmetric Transformer* (Fig. C.9): ``(Qz)^T(Kz)`` becomes
+    ``(Qz)^T(Qz)`` (the key projection tied to the query one, :class:`TiedQueryKey`; the key bias too)."""
 
-    def __init__(self, T: int, classes: int, *, dim: int = 128, segments: list | None = None):
+    def __init__(self, T: int, classes: int, *, dim: int = 128, segments: list | None = None, symmetric: bool = False):
         super().__init__()
+        self.symmetric = bool(symmetric)
         self.tcn = TCN(dim, segments)
         pos = torch.arange(T)[:, None] / (10000 ** (torch.arange(0, dim, 2) / dim))
         pe = torch.zeros(T, dim)
         pe[:, 0::2], pe[:, 1::2] = torch.sin(pos), torch.cos(pos)
         self.register_buffer("pe", pe)
         self.layer = nn.TransformerEncoderLayer(dim, 8, 512, dropout=0.0, batch_first=True)
+        if self.symmetric:
+            attn = self.layer.self_attn
+            P.register_parametrization(attn, "in_proj_weight", TiedQueryKey(), unsafe=True)
+            P.register_parametrization(attn, "in_proj_bias", TiedQueryKey(), unsafe=True)
         self.out = nn.Sequential(nn.Linear(dim, 256), nn.ReLU(), nn.Linear(256, classes))
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
@@ -214,16 +234,18 @@ class CoRelNetT(nn.Module):
     """CoRelNet-T as the authors' code has it (``CoRelNet_qtsf``): tokens ``U = R P`` (causal similarity rows mixed
     by learned positions ``P`` in R^{T x 8}); one learned query cross-attends to them (8 heads, key/value width 512,
     residual + LayerNorm, feed-forward 8 -> 128 -> 8); output MLP 8 -> 256 -> y. The thesis instead describes the
-    rows themselves as tokens of a one-layer Transformer."""
+    rows themselves as tokens of a one-layer Transformer. ``cat=True`` is the relational + sensory ablation (Figs. 5.4
+    left, C.7, C.12): each token carries its object's normalised embedding too, ``[R P, z]`` (8 + 128)."""
 
     def __init__(self, T: int, classes: int, *, dim: int = 128, segments: list | None = None, width: int = 512,
-                 pos: int = 8, heads: int = 8):
+                 pos: int = 8, heads: int = 8, cat: bool = False):
         super().__init__()
-        self.T, self.heads = checks.positive_int(T, "T"), heads
+        self.T, self.heads, self.cat = checks.positive_int(T, "T"), heads, bool(cat)
         self.tcn = TCN(dim, segments)
         self.P = nn.Parameter(torch.randn(T, pos) / math.sqrt(pos))
         self.query = nn.Parameter(torch.randn(pos) / math.sqrt(pos))
-        self.q, self.k, self.v = nn.Linear(pos, width), nn.Linear(pos, width), nn.Linear(pos, width)
+        token = pos + dim * self.cat
+        self.q, self.k, self.v = nn.Linear(pos, width), nn.Linear(token, width), nn.Linear(token, width)
         self.o = nn.Linear(width, pos)
         self.norm1, self.norm2 = nn.LayerNorm(pos), nn.LayerNorm(pos)
         self.ff = nn.Sequential(nn.Linear(pos, 128), nn.ReLU(), nn.Linear(128, pos))
@@ -236,6 +258,8 @@ class CoRelNetT(nn.Module):
         mask = torch.ones(T, T, dtype=torch.bool, device=z.device).tril()
         R = torch.softmax((z @ z.transpose(-1, -2)).masked_fill(~mask, float("-inf")), -1)  # zeros above the diagonal
         U = R @ self.P                                                                        # (B, T, 8)
+        if self.cat:
+            U = torch.cat([U, z], -1)                                                         # (B, T, 8 + 128)
         B, h = z.shape[0], self.heads
         q = self.q(self.query).view(1, h, 1, -1).expand(B, -1, -1, -1)
         k, v = (f(U).view(B, T, h, -1).transpose(1, 2) for f in (self.k, self.v))
@@ -360,14 +384,15 @@ class ESBN(nn.Module):
     writing appends ``(k^w_t, z_t)``. ``T + 1`` steps; the prediction is read at the last. ``asym=True`` is the
     thesis's *asymmetric ESBN* (§7.2): the similarity ``z_t^T M^v_i`` becomes ``z_t^T W M^v_i`` with ``W = W_1^T W_2``,
     written ``(W_1 z_t)^T (W_2 M^v_i)`` with two learned Linear(128, 128) maps (biases included, as in the asymmetric
-    CoRelNet)."""
+    CoRelNet). ``cat=True`` is the relational + sensory ablation (Figs. 5.4 left, C.7, C.12): the controller also
+    reads the embedding, ``[k^r_t; z_t]`` at step ``t + 1`` (zeros for ``z`` at the first step)."""
 
     def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 512, key: int = 256,
-                 segments: list | None = None, asym: bool = False):
+                 segments: list | None = None, asym: bool = False, cat: bool = False):
         super().__init__()
-        self.T, self.key_size = checks.positive_int(T, "T"), key
+        self.T, self.key_size, self.cat = checks.positive_int(T, "T"), key, bool(cat)
         self.tcn = TCN(dim, segments)
-        self.lstm = nn.LSTMCell(key + 1, hidden)
+        self.lstm = nn.LSTMCell(key + 1 + dim * self.cat, hidden)
         self.key_w, self.gate, self.y = nn.Linear(hidden, key), nn.Linear(hidden, 1), nn.Linear(hidden, classes)
         self.gain, self.bias = nn.Parameter(torch.ones(1)), nn.Parameter(torch.zeros(1))
         self.asym = bool(asym)
@@ -387,9 +412,10 @@ class ESBN(nn.Module):
         B, T, _ = z.shape
         h = c = z.new_zeros(B, self.lstm.hidden_size)
         key_r = z.new_zeros(B, self.key_size + 1)
+        seen = z.new_zeros(B, z.shape[2])                                              # z_{t-1} for ``cat``
         Mk, Mv = [], []
         for t in range(T + 1):
-            h, c = self.lstm(key_r, (h, c))
+            h, c = self.lstm(torch.cat([key_r, seen], 1) if self.cat else key_r, (h, c))
             if t == T:
                 return self.y(h)
             g = torch.sigmoid(self.gate(h))
@@ -400,6 +426,7 @@ class ESBN(nn.Module):
                 w, conf = torch.softmax(sim, 1), torch.sigmoid(self.gain * sim + self.bias)
                 key_r = g * (torch.cat([mk, conf], 2) * w).sum(1)
             Mv.append(z[:, t])
+            seen = z[:, t]
 
 
 def table_c3_count(T: int, classes: int) -> int:
