@@ -345,3 +345,31 @@ def test_nhid_table_fig_c5():
     assert row["task"] == "identity_rules4 (m = 94)" and row["chance"] == pytest.approx(1 / 6)
     assert row["CoRelNet-nhid"] == pytest.approx(0.95) and row["CoRelNet"] == pytest.approx(0.99)
     assert np.isnan(row["ESBN"]) and row["CoRelNet-nhid parameters"] == 1912808 and row["ESBN parameters"] == 1912809
+
+
+def test_figs_5_1_and_5_2_are_drawn_from_the_generators_and_the_model():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from lscnb.experiments import corelnet as ex
+    tr, _ = split(95)
+    g = torch.Generator().manual_seed(0)
+    for task, (fn, T, classes) in TASKS.items():
+        assert sum(ex.LAYOUT[task]) == T
+        seq, y = fn(tr, 200, g)
+        for s, label in zip(seq.tolist(), y.tolist()):
+            pos = ex.answer_positions(task, label)
+            if task == "rmts":            # the framed pair has the source pair's relation, the other pair not
+                other = [p for p in range(2, 6) if p not in pos]
+                assert (s[pos[0]] == s[pos[1]]) == (s[0] == s[1]) != (s[other[0]] == s[other[1]])
+            elif task == "identity_rules":  # the framed option gives row 2 row 1's pattern
+                row2 = [s[3], s[4], s[pos[0]]]
+                assert [s[i] == s[j] for i, j in ((0, 1), (1, 2), (0, 2))] == \
+                    [row2[i] == row2[j] for i, j in ((0, 1), (1, 2), (0, 2))]
+            elif task == "dist3":           # the framed option completes row 2 to a permutation of row 1
+                assert sorted([s[3], s[4], s[pos[0]]]) == sorted(s[:3])
+        fig, ax = plt.subplots()
+        ex.draw_trial(ax, load_objects().images, seq[0], task, int(y[0]))
+        assert len(ax.patches) == len(ex.answer_positions(task, int(y[0]))) and len(ax.images) == T
+        plt.close(fig)
+    ex.show_bottleneck(load_objects(), "rmts")
