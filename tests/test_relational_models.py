@@ -284,3 +284,21 @@ def test_cat_versions_add_the_embeddings_to_the_decoder():
             assert float((cat(z) - plain(z)).abs().max()) > 1e-4      # otherwise the embeddings reach the decoder
             perm = torch.randperm(128)
             assert float((cat(z[..., perm]) - cat(z)).abs().max()) > 1e-4    # no longer invariant to the features
+
+
+def test_asymmetric_corelnet_t_reduces_to_the_symmetric_one_at_identity_maps():
+    from lscnb.models.relational import CoRelNetT
+    torch.manual_seed(0)
+    plain, asym = CoRelNetT(4, 2), CoRelNetT(4, 2, asym=True)
+    state = dict(plain.state_dict())
+    for name in ("W1", "W2"):
+        state[f"{name}.weight"], state[f"{name}.bias"] = torch.eye(128), torch.zeros(128)
+    asym.load_state_dict(state)
+    z = torch.randn(5, 4, 128)
+    with torch.no_grad():
+        torch.testing.assert_close(asym(z), plain(z))                    # W_1 = W_2 = I: the dot product
+        asym.W2.weight.copy_(torch.randn(128, 128) / 128 ** 0.5)
+        assert float((asym(z) - plain(z)).abs().max()) > 1e-4
+        perm = torch.randperm(128)
+        torch.testing.assert_close(plain(z[..., perm]), plain(z), atol=1e-5, rtol=0)
+        assert float((asym(z[..., perm]) - asym(z)).abs().max()) > 1e-4   # learned maps see the features themselves

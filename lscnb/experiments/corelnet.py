@@ -44,6 +44,7 @@ def _embeddings(seed: int = 0):
 
 MODELS = {"corelnet": (CoRelNet, {}), "cat": (CoRelNet, {"variant": "cat"}), "asym": (CoRelNet, {"variant": "asym"}),
           "diff": (CoRelNet, {"variant": "diff"}), "corelnet_t": (CoRelNetT, {}), "corelnet_t_cat": (CoRelNetT, {"cat": True}),
+          "asym_corelnet_t": (CoRelNetT, {"asym": True}),
           "esbn": (ESBN, {}), "asym_esbn": (ESBN, {"asym": True}), "esbn_cat": (ESBN, {"cat": True}),
           "transformer": (TransformerBaseline, {}), "sym_transformer": (TransformerBaseline, {"symmetric": True}),
           "lstm": (LSTMBaseline, {}), "mlp": (MLPBaseline, {}), "predinet": (PrediNet, {}), "mix": (CoRelNetMix, {}),
@@ -813,13 +814,14 @@ CAT_PAIRS = {"corelnet": "cat", "corelnet_t": "corelnet_t_cat", "esbn": "esbn_ca
 """Fig. 5.4 (right) and Fig. 5.5 (right): ESBN, CoRelNet and CoRelNet-T behind a random frozen or a learned encoder."""
 APPENDIX_SIZES = {
     "quick": dict(encoder=dict(tasks=["same_different"], models=["corelnet"], encoders=["random"], iters=60),
-                  sym=dict(tasks=["same_different"], models=["asym", "sym_transformer"], iters=60),
+                  sym=dict(tasks=["same_different"], models=["asym", "asym_corelnet_t", "sym_transformer"], iters=60),
                   cat=dict(tasks=["same_different"], models=["cat", "corelnet_t_cat"], iters=60),
                   unseen=dict(tasks=["rmts3"], models={"corelnet": 300, "mlp": 100}, lr=2e-3),
                   unseen_encoder=dict(tasks=["rmts3"], models=["corelnet"], encoders=["random"], iters=300, lr=2e-3),
                   seeds=[0], test=1000, skip=[50, 85]),
     "full": dict(encoder=dict(tasks=list(TASKS), models=ENCODER_MODELS, encoders=["random", "learned"], iters=5000),
-                 sym=dict(tasks=list(TASKS), models=["asym", "asym_esbn", "sym_transformer"], iters=5000),
+                 sym=dict(tasks=list(TASKS), models=["asym", "asym_corelnet_t", "asym_esbn", "sym_transformer"],
+                          iters=5000),
                  cat=dict(tasks=list(TASKS), models=list(CAT_PAIRS.values()), iters=5000),
                  unseen=dict(tasks=list(UNSEEN_M), models={m: 5000 for m in CURVE_MODELS}, lr=5e-4),
                  unseen_encoder=dict(tasks=list(UNSEEN_M), models=ENCODER_MODELS, encoders=["random", "learned"],
@@ -828,7 +830,8 @@ APPENDIX_SIZES = {
 }
 """The appendix's accuracy-vs-m curves behind Figs. 5.4 and 5.5 (thesis Figs. C.8-C.11), on the m grid of figure
 ``mcurve``. Full: the paper's 5000 steps, 3 of 10 seeds. Quick (a few seconds in all): same/different with the random
-encoder, the asymmetric CoRelNet, the symmetric Transformer and the relational + sensory CoRelNet and CoRelNet-T at
+encoder, the asymmetric CoRelNet and CoRelNet-T, the symmetric Transformer and the relational + sensory CoRelNet and
+CoRelNet-T at
 m in {0, 98} (60 steps, as figure ``mcurve``; the ESBN variants, ~4 s a run here, are in the full profile only), RMTS 3 at m = 0 with the set-up of
 figure ``unseen`` (whose extreme-m runs complete every curve of Fig. C.10, in both profiles) and RMTS 3 behind the random encoder at m in {0, 94}. The
 learned encoder (~0.1 s a step for two images on this CPU) runs in the full profile only."""
@@ -863,8 +866,8 @@ def mcurve_encoder_runs(scale: str) -> list[Run]:
 
 
 def mcurve_sym_runs(scale: str) -> list[Run]:
-    """Fig. C.9: the asymmetric CoRelNet and ESBN and the symmetric Transformer against m (their counterparts are in
-    figure ``mcurve``)."""
+    """Fig. C.9: the asymmetric CoRelNet, CoRelNet-T and ESBN and the symmetric Transformer against m (their
+    counterparts are in figure ``mcurve``)."""
     s = APPENDIX_SIZES[scale]
     e = s["sym"]
     return [Run(CHAPTER, "mcurve_sym", f"{task}-{model}-m{m}-s{seed}", task_run,
@@ -928,6 +931,7 @@ def fig_mcurve_unseen_encoder(profile: Profile):
 
 CURVE_LABELS = {**CURVE_MODELS, **SIZE_MODELS, "cat": "CoRelNet + sensory (cat)", "corelnet_t_cat": "CoRelNet-T + sensory (cat)",
                 "esbn_cat": "ESBN + sensory (cat)", "sym_transformer": "symmetric Transformer",
+                "asym_corelnet_t": "asymmetric CoRelNet-T",
                 "corelnet_nhid": "CoRelNet-nhid"}
 
 
@@ -1286,8 +1290,8 @@ REPRODUCES = [
              "both encoders (owed: needs a GPU)"},
     {"source": "Fig. C.9", "what": "accuracy vs m, asymmetric vs symmetric similarity (Fig. 5.4 middle)",
      "figure": "mcurve_sym", "data": "ESBN object images",
-     "note": "asymmetric CoRelNet and ESBN and the symmetric Transformer beside figure mcurve's counterparts; quick: "
-             "same/different, asymmetric CoRelNet and symmetric Transformer; full adds 4 tasks and asymmetric ESBN "
+     "note": "asymmetric CoRelNet, CoRelNet-T and ESBN and the symmetric Transformer beside figure mcurve's "
+             "counterparts; quick: same/different, all but asymmetric ESBN; full adds 4 tasks and asymmetric ESBN "
              "(owed: needs a GPU)"},
     {"source": "Fig. C.10", "what": "accuracy vs m on the unseen-relation tasks (Fig. 5.5 left)",
      "figure": "mcurve_unseen", "data": "ESBN object images",

@@ -235,10 +235,12 @@ class CoRelNetT(nn.Module):
     by learned positions ``P`` in R^{T x 8}); one learned query cross-attends to them (8 heads, key/value width 512,
     residual + LayerNorm, feed-forward 8 -> 128 -> 8); output MLP 8 -> 256 -> y. The thesis instead describes the
     rows themselves as tokens of a one-layer Transformer. ``cat=True`` is the relational + sensory ablation (Figs. 5.4
-    left, C.7, C.12): each token carries its object's normalised embedding too, ``[R P, z]`` (8 + 128)."""
+    left, C.7, C.12): each token carries its object's normalised embedding too, ``[R P, z]`` (8 + 128). ``asym=True``
+    is the asymmetric ablation (Figs. 5.4 middle, C.9): ``R`` from ``(W_1 z_i)^T (W_2 z_j)`` as in the asymmetric
+    CoRelNet."""
 
     def __init__(self, T: int, classes: int, *, dim: int = 128, segments: list | None = None, width: int = 512,
-                 pos: int = 8, heads: int = 8, cat: bool = False):
+                 pos: int = 8, heads: int = 8, cat: bool = False, asym: bool = False):
         super().__init__()
         self.T, self.heads, self.cat = checks.positive_int(T, "T"), heads, bool(cat)
         self.tcn = TCN(dim, segments)
@@ -250,13 +252,17 @@ class CoRelNetT(nn.Module):
         self.norm1, self.norm2 = nn.LayerNorm(pos), nn.LayerNorm(pos)
         self.ff = nn.Sequential(nn.Linear(pos, 128), nn.ReLU(), nn.Linear(128, pos))
         self.out = nn.Sequential(nn.Linear(pos, 256), nn.ReLU(), nn.Linear(256, classes))
+        self.asym = bool(asym)
+        if self.asym:
+            self.W1, self.W2 = nn.Linear(dim, dim), nn.Linear(dim, dim)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         checks.tensor(z, "z", ndim=3)
         z = self.tcn(z)
         T = z.shape[1]
         mask = torch.ones(T, T, dtype=torch.bool, device=z.device).tril()
-        R = torch.softmax((z @ z.transpose(-1, -2)).masked_fill(~mask, float("-inf")), -1)  # zeros above the diagonal
+        s = self.W1(z) @ self.W2(z).transpose(-1, -2) if self.asym else z @ z.transpose(-1, -2)
+        R = torch.softmax(s.masked_fill(~mask, float("-inf")), -1)                          # zeros above the diagonal
         U = R @ self.P                                                                        # (B, T, 8)
         if self.cat:
             U = torch.cat([U, z], -1)                                                         # (B, T, 8 + 128)
