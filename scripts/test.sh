@@ -15,5 +15,14 @@ python -m pytest --nbval-lax book -q -p no:cacheprovider -n "$workers" --dist lo
 unset OMP_NUM_THREADS LSCNB_THREADS
 # The book: replay plots committed full results; a figure without them reuses the quick results just computed.
 rm -rf _build/html _build/.doctrees
-LSCNB_PROFILE=replay LSCNB_REUSE=1 scripts/build-book.sh -W --keep-going
+# Notebook execution can hang intermittently (a kernel reply that never arrives; seen once in ~20 builds here): a
+# cell that runs past the 600 s timeout of _config.yml fails the build, and only such a failure is retried, once.
+log="$(mktemp)"
+if ! LSCNB_PROFILE=replay LSCNB_REUSE=1 scripts/build-book.sh -W --keep-going 2>&1 | tee "$log"; then
+  grep -q "CellTimeoutError\|timed out" "$log" || exit 1
+  echo "test.sh: a notebook cell timed out while building the book; building once more" >&2
+  rm -rf _build/html _build/.doctrees
+  LSCNB_PROFILE=replay LSCNB_REUSE=1 scripts/build-book.sh -W --keep-going
+fi
+rm -f "$log"
 python -m pytest tests/test_browser.py -q -p no:cacheprovider "$@"

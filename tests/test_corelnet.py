@@ -373,3 +373,27 @@ def test_figs_5_1_and_5_2_are_drawn_from_the_generators_and_the_model():
         assert len(ax.patches) == len(ex.answer_positions(task, int(y[0]))) and len(ax.images) == T
         plt.close(fig)
     ex.show_bottleneck(load_objects(), "rmts")
+
+
+def test_fig_5_4_three_model_average():
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+
+    def res(model, task, m, ood, **extra):
+        return Result("r", {"task": task, "model": model, "m": m, "seed": 0, **extra}, {"ood": ood})
+    mc = [res("corelnet", "same_different", 98, 1.0), res("esbn", "same_different", 98, 0.9),
+          res("corelnet", "same_different", 0, 0.2),                       # not the extreme split: ignored
+          res("corelnet_t", "rmts", 95, 0.8)]
+    mk = [res("cat", "same_different", 98, 0.5), res("esbn_cat", "same_different", 98, 0.7)]
+    ms = [res("asym_corelnet_t", "rmts", 95, 0.6)]
+    me = [res("corelnet", "dist3", 95, 0.9, encoder="random"), res("corelnet", "dist3", 95, 0.8, encoder="learned"),
+          res("esbn", "dist3", 95, 0.7, encoder="random")]                 # no learned ESBN: not paired
+    rows = {r["panel"]: r for r in ex.ablation_average(mc, mk, ms, me)}
+    left = rows["relational only vs relational + sensory"]
+    assert left["models"] == "CoRelNet, ESBN" and left["relational only"] == pytest.approx(0.95)
+    assert left["relational + sensory"] == pytest.approx(0.6)
+    mid = rows["symmetric vs asymmetric"]
+    assert (mid["models"], mid["tasks"], mid["symmetric"], mid["asymmetric"]) == ("CoRelNet-T", "rmts", 0.8, 0.6)
+    enc = rows["random encoder vs learned encoder"]
+    assert enc["models"] == "CoRelNet" and (enc["random encoder"], enc["learned encoder"]) == (0.9, 0.8)
+    assert ex.ablation_average([]) == []
