@@ -397,3 +397,10 @@ def test_fig_5_4_three_model_average():
     enc = rows["random encoder vs learned encoder"]
     assert enc["models"] == "CoRelNet" and (enc["random encoder"], enc["learned encoder"]) == (0.9, 0.8)
     assert ex.ablation_average([]) == []
+
+
+def test_curve_labels_map_to_their_base_model():
+    from lscnb.experiments import corelnet as ex
+    assert [ex._base_model(ex.CURVE_LABELS[m]) for m in ("asym_corelnet_t", "esbn_cat", "sym_transformer", "asym", "cat")] \
+        == ["CoRelNet-T", "ESBN", "Transformer", "CoRelNet", "CoRelNet"]
+    assert ex._base_model("CoRelNet-T, learned encoder") == "CoRelNet-T"

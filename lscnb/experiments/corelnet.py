@@ -948,27 +948,36 @@ def series_table(*cols, models=None) -> dict:
     return {k: {m: float(np.mean(v)) for m, v in sorted(d.items())} for k, d in out.items()}
 
 
+def _base_model(label: str) -> str:
+    """The model a curve label is an ablation of (one colour per base model in :func:`show_curves`):
+    ``"asymmetric CoRelNet-T"`` -> ``"CoRelNet-T"``, ``"ESBN + sensory (cat)"`` -> ``"ESBN"``."""
+    for prefix in ("asymmetric ", "symmetric "):
+        label = label.removeprefix(prefix)
+    return label.removesuffix(" + sensory (cat)").split(",")[0]
+
+
 def show_curves(*cols, title: str, models=None) -> None:
     """Accuracy against m, one panel per task of the first collection, one line per (model, encoder) series of
     :func:`series_table`."""
     curves = series_table(*cols, models=models)
     tasks = [t for t in {**TASKS, **UNSEEN, **SEPARATED} if any(r.config["task"] == t for r in cols[0])]
     labels = list(dict.fromkeys(k[1] for k in curves))
+    colour = {b: f"C{i}" for i, b in enumerate(dict.fromkeys(map(_base_model, labels)))}
+    ablated = lambda label: any(w in label for w in ("learned", "symmetric", "cat"))      # noqa: E731
     fig, ax = plot.figure(len(tasks), 1, width=3.2 * len(tasks) + 1.5, height=3.2)
     for a, t in zip(ax[0], tasks):
-        for i, label in enumerate(labels):
+        for label in sorted(labels, key=ablated):                 # ablations drawn last, over their base model
             if (t, label) in curves:
                 c = curves[(t, label)]
-                a.plot(list(c), list(c.values()), "s--" if any(w in label for w in ("learned", "asym", "symmetric", "cat"))
-                       else "o-",
-                       color=f"C{i}", label=label)
+                a.plot(list(c), list(c.values()), "s--" if ablated(label) else "o-", color=colour[_base_model(label)],
+                       label=label)
         a.axhline(1 / {**TASKS, **UNSEEN, **SEPARATED}[t][2], **plot.PAPER)
         a.set(xlabel="held-out objects m", title=t, ylim=(0, 1.05))
     ax[0, 0].set_ylabel("test accuracy (held-out objects)")
     ax[0, -1].legend(fontsize=7, loc="lower left")
     plot.show(fig, *cols, data=f"{cols[0][0]['objects']}",
-              note=f"{title}: the thesis plots these curves without printed numbers (dashed grey: chance); compare "
-                   "shapes and rankings.")
+              note=f"{title}: one colour per model, dashed for its ablation; the thesis plots these curves without "
+                   "printed numbers (dashed grey: chance); compare shapes and rankings.")
 
 
 def curve_rows(*cols, models=None) -> list[dict]:
