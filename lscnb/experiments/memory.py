@@ -461,21 +461,26 @@ def hessian_lru_table(col) -> list[dict]:
             for r in sorted(col, key=lambda r: r.config["seed"])]
 
 
+def _hessian_panels(ax, H, vecs, groups, title: str, vec_title: str) -> None:
+    """Figs. 9A/9B's first two panels: log10 |H| and |top eigenvectors|, ticked by parameter group."""
+    fig = ax[0].figure
+    fig.colorbar(ax[0].imshow(np.log10(np.abs(H) + 1e-8), cmap="viridis", vmin=-4), ax=ax[0], label="log10 |H|")
+    _group_ticks(ax[0], groups)
+    ax[0].set_title(title)
+    fig.colorbar(ax[1].imshow(np.abs(vecs).T, cmap="magma", aspect="auto", vmin=0, vmax=1), ax=ax[1],
+                 label="|eigenvector entry|")
+    _group_ticks(ax[1], groups, axis="x")
+    ax[1].set(ylabel="eigenvector (by eigenvalue)", title=vec_title)
+
+
 def show_hessian_lru(col, seed: int = 0) -> None:
     """Fig. 9A for one teacher: log10 |H|, |top-10 eigenvectors| and the spectrum of the LRU at the optimum."""
     r = col.one(seed=seed) if col.where(seed=seed) else col[0]
     fig, ax = plot.figure(3, 1, width=13, height=3.9)
     H, vecs, eig, groups = r["H_lru"], r["vecs_lru"], r["eig_lru"], r.metrics["groups_lru"]
     groups = [[g.replace("w_nu", "ω_ν").replace("w_theta", "ω_θ").replace("w_gamma", "ω_γ"), a, b] for g, a, b in groups]
-    im = ax[0, 0].imshow(np.log10(np.abs(H) + 1e-8), cmap="viridis", vmin=-4)
-    fig.colorbar(im, ax=ax[0, 0], label="log10 |H|")
-    _group_ticks(ax[0, 0], groups)
-    ax[0, 0].set_title("(9A) LRU: Hessian at the optimum")
-    im = ax[0, 1].imshow(np.abs(vecs).T, cmap="magma", aspect="auto", vmin=0, vmax=1)
-    fig.colorbar(im, ax=ax[0, 1], label="|eigenvector entry|")
-    _group_ticks(ax[0, 1], groups, axis="x")
-    ax[0, 1].set(ylabel="eigenvector (by eigenvalue)",
-                 title=f"the {r['sharp_lru']} sharp ones: ≥ {r['theta_mass_lru']:.2%} on ω_θ")
+    _hessian_panels(ax[0], H, vecs, groups, "(9A) LRU: Hessian at the optimum",
+                    f"the {r['sharp_lru']} sharp ones: ≥ {r['theta_mass_lru']:.2%} on ω_θ")
     ax[0, 2].plot(np.arange(1, len(eig) + 1), np.clip(eig, 1e-8, None), "o", markersize=4)
     ax[0, 2].set(yscale="log", ylim=(1e-8, 10 * eig.max()), xlabel="rank", ylabel="eigenvalue", title="spectrum")
     plot.show(fig, col, note=f"Teacher seed {r.config['seed']} of Fig. 4; the LRU equals the teacher (loss "
@@ -529,15 +534,8 @@ def show_hessian_s4(col, seed: int = 0) -> None:
     fig, ax = plot.figure(3, 1, width=13, height=3.9)
     H, vecs, eig, groups = r["H_s4"], r["vecs_s4"], r["eig_s4"], r.metrics["groups_s4"]
     groups = [[S4_GROUP_LABELS.get(g, g), a, b] for g, a, b in groups]
-    im = ax[0, 0].imshow(np.log10(np.abs(H) + 1e-8), cmap="viridis", vmin=-4)
-    fig.colorbar(im, ax=ax[0, 0], label="log10 |H|")
-    _group_ticks(ax[0, 0], groups)
-    ax[0, 0].set_title("(9B) S4, Δ = 0.01: Hessian at the optimum")
-    im = ax[0, 1].imshow(np.abs(vecs).T, cmap="magma", aspect="auto", vmin=0, vmax=1)
-    fig.colorbar(im, ax=ax[0, 1], label="|eigenvector entry|")
-    _group_ticks(ax[0, 1], groups, axis="x")
-    ax[0, 1].set(ylabel="eigenvector (by eigenvalue)",
-                 title=f"top one: {r['top_mass_s4']['w_delta']:.1%} on ω_Δ")
+    _hessian_panels(ax[0], H, vecs, groups, "(9B) S4, Δ = 0.01: Hessian at the optimum",
+                    f"top one: {r['top_mass_s4']['w_delta']:.1%} on ω_Δ")
     for name, style in (("s4", "o"), ("s4_1", "x")):
         e = r[f"eig_{name}"]
         ax[0, 2].plot(np.arange(1, len(e) + 1), np.clip(e, 1e-8, None), style, markersize=4,
