@@ -43,6 +43,12 @@ def figure(ncols: int = 1, nrows: int = 1, *, width: float | None = None, height
     return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, constrained_layout=True, **kw)
 
 
+def canvas(width: float, height: float):
+    """A bare figure in the book's style, for layouts that ``figure``'s grid of panels cannot make (sub-figures)."""
+    use_style()
+    return plt.figure(figsize=(width, height), constrained_layout=True)
+
+
 def png(fig) -> bytes:
     """The figure rendered to PNG bytes (whatever matplotlib backend is active)."""
     import io

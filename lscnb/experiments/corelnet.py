@@ -17,8 +17,8 @@ from ..data.relational import (APPENDIX_UNSEEN, SEPARATED, SIZE_PAIRS, TASKS, UN
                                split)
 from ..data.relational_games import GAMES, catalogue, patches
 from ..models.relational import (ESBN, CoRelNet, CoRelNetMix, CoRelNetT, Encoded, LSTMBaseline, MLPBaseline, PrediNet,
-                                 TransformerBaseline, encode_colours, encode_objects, encode_patches, esbn_count,
-                                 nhid_count, nhid_width)
+                                 TransformerBaseline, causal_softmax, encode_colours, encode_objects, encode_patches,
+                                 esbn_count, nhid_count, nhid_width)
 from ..models.relational_baselines import MNM, NTM, RelationNetwork
 from ..sweep import Run, gather
 
@@ -126,10 +126,9 @@ def show_bottleneck(objs, task: str = "identity_rules", seed: int = 0) -> None:
     net = make_model("corelnet", task)
     with torch.no_grad():
         z = net.tcn(encode_objects(objs.images[seq[0]], seed=seed)[None])[0]
-        s = z @ z.T
-        R = torch.softmax(s.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf")), -1)
+        R = causal_softmax(z @ z.T)
         logits = net(z[None])[0]
-    fig = plt_figure(width=11, height=5.2)
+    fig = plot.canvas(width=11, height=5.2)
     top, bottom = fig.subfigures(2, 1, height_ratios=[1, 2.4])
     draw_trial(top.subplots(), objs.images, seq[0], task, int(y[0]))
     top.suptitle(f"1. objects (one {task.replace('_', ' ')} trial, answer framed)", fontsize=9, x=0.02, ha="left")
@@ -148,14 +147,6 @@ def show_bottleneck(objs, task: str = "identity_rules", seed: int = 0) -> None:
     ao.set_title(f"4. MLP on the {T * (T + 1) // 2} entries of R\n(untrained here; label {int(y[0])})", fontsize=9)
     plot.show(fig, data=objs.source, note="Fig. 5.2 (the architecture) drawn from the model's tensors: only panel 3 "
                                           "reaches the decoder, whatever the objects look like.")
-
-
-def plt_figure(width: float, height: float):
-    """A bare figure in the book's style (for sub-figures)."""
-    import matplotlib.pyplot as plt
-
-    plot.use_style()
-    return plt.figure(figsize=(width, height), constrained_layout=True)
 
 
 def train_eval(model, emb, gen_fn, train_shapes, test_shapes, iters: int, test: int, seed: int, lr: float = 5e-4,
@@ -752,11 +743,18 @@ unseen-relation ones of Fig. 5.5), LSTM, RN, NTM and MNM, the paper's 5000 steps
 BASELINE_M = {**EXTREME_M, **UNSEEN_M}
 
 
+def extreme_run(figure: str, task: str, model: str, seed: int, iters: int, test: int, lr: float = 5e-4) -> Run:
+    """One model at the extreme split of one of the eight tasks of Fig. C.13: a basic task (:func:`task_run`, lr 5e-4)
+    or an unseen-relation one (:func:`unseen_run` at ``lr``)."""
+    basic = task in TASKS
+    return Run(CHAPTER, figure, f"{task}-{model}-s{seed}", task_run if basic else unseen_run,
+               dict(task=task, model=model, m=BASELINE_M[task], iters=iters, test=test, seed=seed,
+                    **({} if basic else {"lr": lr})))
+
+
 def baseline_runs(scale: str) -> list[Run]:
     s = BASELINE_SIZES[scale]
-    return [Run(CHAPTER, "baselines", f"{task}-{model}-s{seed}", task_run if task in TASKS else unseen_run,
-                dict(task=task, model=model, m=BASELINE_M[task], iters=s["iters"], test=s["test"], seed=seed,
-                     **({} if task in TASKS else {"lr": 5e-4})))
+    return [extreme_run("baselines", task, model, seed, s["iters"], s["test"])
             for task in s["tasks"] for model in s["models"] for seed in s["seeds"]]
 
 
@@ -808,10 +806,10 @@ def gap_baselines(col) -> str:
 # --------------------------------------------------------------------------------------------- Figs. C.8-C.11
 UNSEEN_GRID = {t: [0, 50, 85, m] for t, m in UNSEEN_M.items()}
 ENCODER_MODELS = ["corelnet", "corelnet_t", "esbn"]
+"""Fig. 5.4 (right) and Fig. 5.5 (right): ESBN, CoRelNet and CoRelNet-T behind a random frozen or a learned encoder."""
 CAT_PAIRS = {"corelnet": "cat", "corelnet_t": "corelnet_t_cat", "esbn": "esbn_cat"}
 """Fig. 5.4 (left), Figs. C.7 and C.12: each relational-only model and its relational + sensory version, whose decoder
 (CoRelNet's MLP, CoRelNet-T's tokens, ESBN's controller) also reads the embeddings."""
-"""Fig. 5.4 (right) and Fig. 5.5 (right): ESBN, CoRelNet and CoRelNet-T behind a random frozen or a learned encoder."""
 APPENDIX_SIZES = {
     "quick": dict(encoder=dict(tasks=["same_different"], models=["corelnet"], encoders=["random"], iters=60),
                   sym=dict(tasks=["same_different"], models=["asym", "asym_corelnet_t", "sym_transformer"], iters=60),
@@ -865,24 +863,26 @@ def mcurve_encoder_runs(scale: str) -> list[Run]:
             for seed in s["seeds"]]
 
 
+def _ablation_curve_runs(scale: str, figure: str, part: str) -> list[Run]:
+    """Figure ``figure``: the models of ``APPENDIX_SIZES[scale][part]`` on the basic tasks against m (with the
+    pre-encoded objects of figure ``mcurve``)."""
+    s = APPENDIX_SIZES[scale]
+    e = s[part]
+    return [Run(CHAPTER, figure, f"{task}-{model}-m{m}-s{seed}", task_run,
+                dict(task=task, model=model, m=m, iters=e["iters"], test=s["test"], seed=seed))
+            for task in e["tasks"] for model in e["models"] for m in _grid(task, s) for seed in s["seeds"]]
+
+
 def mcurve_sym_runs(scale: str) -> list[Run]:
     """Fig. C.9: the asymmetric CoRelNet, CoRelNet-T and ESBN and the symmetric Transformer against m (their
     counterparts are in figure ``mcurve``)."""
-    s = APPENDIX_SIZES[scale]
-    e = s["sym"]
-    return [Run(CHAPTER, "mcurve_sym", f"{task}-{model}-m{m}-s{seed}", task_run,
-                dict(task=task, model=model, m=m, iters=e["iters"], test=s["test"], seed=seed))
-            for task in e["tasks"] for model in e["models"] for m in _grid(task, s) for seed in s["seeds"]]
+    return _ablation_curve_runs(scale, "mcurve_sym", "sym")
 
 
 def mcurve_cat_runs(scale: str) -> list[Run]:
     """Fig. C.7: the relational + sensory versions (:data:`CAT_PAIRS`, Fig. 5.4 left) against m; the relational-only
     curves are figure ``mcurve``'s."""
-    s = APPENDIX_SIZES[scale]
-    e = s["cat"]
-    return [Run(CHAPTER, "mcurve_cat", f"{task}-{model}-m{m}-s{seed}", task_run,
-                dict(task=task, model=model, m=m, iters=e["iters"], test=s["test"], seed=seed))
-            for task in e["tasks"] for model in e["models"] for m in _grid(task, s) for seed in s["seeds"]]
+    return _ablation_curve_runs(scale, "mcurve_cat", "cat")
 
 
 def mcurve_unseen_runs(scale: str) -> list[Run]:
@@ -1144,9 +1144,7 @@ relations; CoRelNet needs 500 steps there, and was at 0.73 after 300)."""
 
 def nhid_runs(scale: str) -> list[Run]:
     s = NHID_SIZES[scale]
-    return [Run(CHAPTER, "nhid", f"{task}-corelnet_nhid-s{seed}", task_run if task in TASKS else unseen_run,
-                dict(task=task, model="corelnet_nhid", m=BASELINE_M[task], iters=s["iters"], test=s["test"], seed=seed,
-                     **({} if task in TASKS else {"lr": s["lr"]})))
+    return [extreme_run("nhid", task, "corelnet_nhid", seed, s["iters"], s["test"], s["lr"])
             for task in s["tasks"] for seed in s["seeds"]]
 
 

@@ -142,17 +142,28 @@ class TCN(nn.Module):
         return c / torch.sqrt((c * c).sum(1, keepdim=True) / (p.shape[1] - 1) + 1e-8)
 
 
+def causal_softmax(s: torch.Tensor) -> torch.Tensor:
+    """Row ``i`` of the scores ``s`` (..., T, T) softmaxed over ``j <= i``, zeros above the diagonal (eq. corelnet, the
+    authors' code form)."""
+    T = s.shape[-1]
+    mask = torch.ones(T, T, dtype=torch.bool, device=s.device).tril()
+    return torch.softmax(s.masked_fill(~mask, float("-inf")), -1)
+
+
+def lower_triangle(r: torch.Tensor) -> torch.Tensor:
+    """The entries ``j <= i`` of ``r`` (..., T, T), row by row: (..., T(T+1)/2)."""
+    T = r.shape[-1]
+    i, j = torch.tril_indices(T, T, device=r.device)
+    return r[..., i, j]
+
+
 def similarity_features(z: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
     """CoRelNet's relations: causal softmax rows of ``Z Z^T`` restricted to ``j <= i`` (the code) or the full
     row-wise softmax (the thesis), flattened."""
     s = z @ z.transpose(-1, -2)
-    T = s.shape[-1]
     if not causal:
         return torch.softmax(s, -1).flatten(-2)
-    mask = torch.ones(T, T, dtype=torch.bool, device=z.device).tril()
-    r = torch.softmax(s.masked_fill(~mask, float("-inf")), -1)
-    i, j = torch.tril_indices(T, T, device=z.device)
-    return r[..., i, j]
+    return lower_triangle(causal_softmax(s))
 
 
 class CoRelNet(nn.Module):
@@ -180,11 +191,7 @@ class CoRelNet(nn.Module):
             p = self.proj(z)  # (B, T, 1)
             return (p - p.transpose(-1, -2)).flatten(-2)
         if self.variant == "asym":
-            s = self.W1(z) @ self.W2(z).transpose(-1, -2)
-            T = s.shape[-1]
-            mask = torch.ones(T, T, dtype=torch.bool, device=s.device).tril()
-            i, j = torch.tril_indices(T, T, device=s.device)
-            return torch.softmax(s.masked_fill(~mask, float("-inf")), -1)[..., i, j]
+            return lower_triangle(causal_softmax(self.W1(z) @ self.W2(z).transpose(-1, -2)))
         f = similarity_features(z, causal=self.causal)
         return torch.cat([f, z.flatten(1)], -1) if self.variant == "cat" else f
 
@@ -260,9 +267,7 @@ class CoRelNetT(nn.Module):
         checks.tensor(z, "z", ndim=3)
         z = self.tcn(z)
         T = z.shape[1]
-        mask = torch.ones(T, T, dtype=torch.bool, device=z.device).tril()
-        s = self.W1(z) @ self.W2(z).transpose(-1, -2) if self.asym else z @ z.transpose(-1, -2)
-        R = torch.softmax(s.masked_fill(~mask, float("-inf")), -1)                          # zeros above the diagonal
+        R = causal_softmax(self.W1(z) @ self.W2(z).transpose(-1, -2) if self.asym else z @ z.transpose(-1, -2))
         U = R @ self.P                                                                        # (B, T, 8)
         if self.cat:
             U = torch.cat([U, z], -1)                                                         # (B, T, 8 + 128)
