@@ -22,6 +22,9 @@ from .config import Profile, device_name, seed_everything
 from .results import Result, Store, code_digest, provenance, split_outputs, store_for
 
 
+SEED_OFFSET = "seed_offset"
+
+
 @dataclass(frozen=True, eq=False)
 class Run:
     """One unit of work of a sweep: ``fn(config, ctx)`` for ``chapter``'s ``figure``."""
@@ -56,7 +59,32 @@ class Run:
 
     @property
     def seed(self) -> int:
-        return int(self.config.get("seed", 0))
+        """The seed the run is seeded with: its config's ``seed`` (default 0) plus its ``seed_offset``."""
+        return int(self.config.get("seed", 0)) + int(self.config.get(SEED_OFFSET, 0))
+
+    def reseeded(self, offset: int) -> "Run":
+        """This run at the reader's seed: ``offset`` (``Profile.seed``) is added to every seed the run draws.
+
+        The offset is stored as the config's ``seed_offset`` (so a result's ``config["seed"]`` keeps naming the
+        figure's own seed, 0..n-1, and plot code that selects by it still works) and is part of the key; offset 0
+        leaves the run, its config and its key exactly as they are, so committed full results still replay.
+        """
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"offset must be a non-negative int (the profile's seed), got {offset!r}")
+        if offset == 0:
+            return self
+        return Run(self.chapter, self.figure, self.name, self.fn, {**dict(self.config), SEED_OFFSET: offset})
+
+
+def seed_list(seeds) -> str:
+    """``[0, 1, 2, 5]`` as ``"0-2, 5"``; ``"?"`` when none is known."""
+    spans: list[list[int]] = []
+    for seed in sorted({int(s) for s in seeds}):
+        if spans and seed == spans[-1][1] + 1:
+            spans[-1][1] = seed
+        else:
+            spans.append([seed, seed])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans) or "?"
 
 
 def _slug(text: str) -> str:
@@ -65,7 +93,12 @@ def _slug(text: str) -> str:
 
 @dataclass
 class RunContext:
-    """What a run's function gets besides its config."""
+    """What a run's function gets besides its config.
+
+    ``seed`` is the run's seed with the reader's offset applied (:attr:`Run.seed`): every random draw of a run
+    derives from it (``ctx.seed + i`` for the i-th of several seeds drawn inside one run). Draws that must stay
+    fixed across seeds (a held-out test set, a generator the paper fixes) use a literal seed and say why.
+    """
 
     profile: Profile
     device: str
@@ -110,6 +143,8 @@ def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None
               executor: str = "local", progress: bool = True, **executor_options) -> list[Result]:
     """Run every run of a sweep that is not stored yet; return all results in the order given.
 
+    Every run is shifted to the profile's seed first (:meth:`Run.reseeded`): seed 0 runs the runs as given.
+
     ``scale`` defaults to the profile's; ``force`` recomputes stored runs (default: quick runs are always
     recomputed unless ``LSCNB_REUSE=1`` and they were made by the code now on disk, full runs never). ``executor`` is ``local`` (in this process, one after
     another), ``ray`` or ``submitit`` (see :mod:`lscnb.executors`; options such as ``address`` or
@@ -119,7 +154,7 @@ def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None
     """
     from .executors import make_executor
 
-    runs = list(runs)
+    runs = [run.reseeded(profile.seed) for run in runs]
     scale = scale or profile.scale
     if force is None:
         force = scale == "quick" and os.environ.get("LSCNB_REUSE") != "1"
@@ -168,6 +203,7 @@ class Collected:
     missing: int = 0
     total: int = 0
     subset: str = ""
+    seed: int = 0
 
     def __iter__(self):
         return iter(self.results)
@@ -196,6 +232,11 @@ class Collected:
     def wall_time_s(self) -> float:
         return sum(float(r.provenance.get("wall_time_s", 0.0)) for r in self.results)
 
+    @property
+    def seeds(self) -> list[int]:
+        """Every seed the runs were seeded with (their provenance's ``seeds``), sorted."""
+        return sorted({int(s) for r in self.results for s in r.provenance.get("seeds", [])})
+
     def _seen(self, key: str, width: int | None = None) -> list[str]:
         """The distinct values of provenance field ``key`` among the runs (cut to ``width`` characters), sorted."""
         return sorted({str(r.provenance.get(key, "?"))[:width] for r in self.results})
@@ -205,11 +246,14 @@ class Collected:
         devices = self._seen("device_name") or [self.device_name]
         commits, dates, torches = self._seen("git_commit", 10), self._seen("date", 10), self._seen("torch") or ["?"]
         facts = (f"{len(self.results)} run(s), {self.wall_time_s:.1f} s of compute, on {', '.join(devices)}; "
-                 f"torch {', '.join(torches)}, commit {', '.join(commits)}, {', '.join(dates)}")
+                 f"seeds {seed_list(self.seeds)}; torch {', '.join(torches)}, commit {', '.join(commits)}, "
+                 f"{', '.join(dates)}")
         data = f" Data: {data}." if data else ""
         if self.scale == "full":
             subset = f" Declared subset of the paper's set-up: {self.subset}." if self.subset else ""
-            return f"*Made by the **full** profile (paper scale): {facts}.{subset}{data}*"
+            fixed = (f" SEED = {self.seed} does not change committed results: these are the committed seeds."
+                     if self.requested == "replay" and self.seed else "")
+            return f"*Made by the **full** profile (paper scale): {facts}.{subset}{fixed}{data}*"
         if self.requested == "replay":
             return (f"*⚠ **The full-scale run of this figure has not been committed yet** "
                     f"({self.total - self.missing} of {self.total} runs present). What you see is the **quick** "
@@ -234,15 +278,16 @@ def gather(build: Callable[[str], list], profile: Profile, *, subset: str = "", 
         present = [r for r in full_runs if store.has(r.key)]
         if len(present) == len(full_runs):
             results = [store.load(r.key) for r in full_runs]
+            # committed results are replayed as committed: the reader's SEED does not reach them (the caption says so)
             return Collected(first.chapter, first.figure, "replay", "full", results,
-                             results[0].provenance.get("device_name", "?"), 0, len(full_runs), subset)
+                             results[0].provenance.get("device_name", "?"), 0, len(full_runs), subset, profile.seed)
         quick_runs = build("quick")
         results = run_sweep(quick_runs, profile, scale="quick", force=force, progress=progress)
         return Collected(first.chapter, first.figure, "replay", "quick", results, device_name(profile.device),
-                         len(full_runs) - len(present), len(full_runs), subset)
+                         len(full_runs) - len(present), len(full_runs), subset, profile.seed)
     runs = build(profile.scale)
     if not runs:
         raise ValueError(f"build({profile.scale!r}) returned no runs")
     results = run_sweep(runs, profile, force=force, progress=progress)
     return Collected(runs[0].chapter, runs[0].figure, profile.name, profile.scale, results,
-                     device_name(profile.device), 0, len(runs), subset)
+                     device_name(profile.device), 0, len(runs), subset, profile.seed)

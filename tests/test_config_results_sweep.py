@@ -194,3 +194,41 @@ def test_colab_default_profile(monkeypatch):
     assert p.name == "quick" and "Colab without a GPU" in p._repr_markdown_()
     monkeypatch.setenv("LSCNB_PROFILE", "replay")
     assert config.resolve().name == "replay"
+
+
+# ----------------------------------------------------------------------------------- the reader's seed
+def _draw(cfg, ctx):
+    """A run that samples: its output depends on the seed it is seeded with, and says which one it got."""
+    return {"x": torch.rand(3).numpy(), "ctx_seed": ctx.seed}
+
+
+def test_reseeded_offsets_every_seed_and_keeps_seed_zero_as_is():
+    from lscnb.sweep import Run
+    run = Run("ch", "fig", "r", _draw, {"seed": 2, "width": 4})
+    assert run.reseeded(0) is run and run.seed == 2
+    moved = run.reseeded(3)
+    assert moved.seed == 5 and moved.config == {"seed": 2, "width": 4, "seed_offset": 3} and moved.key != run.key
+    assert Run("ch", "fig", "r", _draw, {}).reseeded(1).seed == 1
+    for bad in (-1, 1.5, True, "1"):
+        with pytest.raises(ValueError, match="offset"):
+            run.reseeded(bad)
+
+
+def test_profile_seed_reaches_runs_and_their_provenance(tmp_path, monkeypatch):
+    from lscnb import config
+    from lscnb.sweep import Run, run_sweep
+    monkeypatch.setenv("LSCNB_RESULTS", str(tmp_path / "full"))
+    monkeypatch.setenv("LSCNB_CACHE", str(tmp_path / "quick"))
+    runs = [Run("ch", "fig", f"s{s}", _draw, {"seed": s}) for s in (0, 1)]
+    at0 = run_sweep(runs, config.resolve("quick", seed=0), progress=False)
+    again = run_sweep(runs, config.resolve("quick", seed=0), progress=False)
+    at5 = run_sweep(runs, config.resolve("quick", seed=5), progress=False)
+    assert [r.metrics["ctx_seed"] for r in at0] == [0, 1] and [r.metrics["ctx_seed"] for r in at5] == [5, 6]
+    assert [r.provenance["seeds"] for r in at5] == [[5], [6]]
+    assert [r.config["seed"] for r in at5] == [0, 1]          # the figure's own seed names stay, for plot code
+    assert np.array_equal(at0[0]["x"], again[0]["x"]) and not np.array_equal(at0[0]["x"], at5[0]["x"])
+
+
+def test_seed_list_and_caption_name_the_seeds():
+    from lscnb.sweep import seed_list
+    assert seed_list([5, 0, 1, 2]) == "0-2, 5" and seed_list([]) == "?" and seed_list([7]) == "7"
