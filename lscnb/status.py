@@ -7,7 +7,6 @@ function of the figure's :class:`~lscnb.sweep.Collected`).
 """
 from __future__ import annotations
 
-from . import config
 from .experiments import chapter_module, chapters
 from .results import store_for
 from .sweep import Collected
@@ -43,36 +42,44 @@ def figure_state(module, figure: str) -> dict:
 
 def rows(chapter_names=None) -> list[dict]:
     """One row per source figure or table of every chapter that declares ``REPRODUCES``."""
+    return [row for name in chapter_names or sorted(chapters()) for row in chapter_rows(name, chapter_module(name))]
+
+
+def chapter_rows(name: str, module) -> list[dict]:
+    """The rows of one chapter's ``module``: its ``REPRODUCES`` entries, each classified by its committed runs."""
+    check_entries(module)
     out = []
-    for name in chapter_names or sorted(chapters()):
-        module = chapter_module(name)
-        check_entries(module)
-        for entry in getattr(module, "REPRODUCES", []):
-            row = {"chapter": name, "source": entry["source"], "what": entry["what"], "data": entry["data"],
-                   "note": entry.get("note", ""), "figure": entry["figure"] or "—"}
-            if entry["figure"] is None:
-                row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
+    for entry in getattr(module, "REPRODUCES", []):
+        row = {"chapter": name, "source": entry["source"], "what": entry["what"], "data": entry["data"],
+               "note": entry.get("note", ""), "figure": entry["figure"] or "—"}
+        if entry["figure"] is None:
+            row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
+        else:
+            st = figure_state(module, entry["figure"])
+            if st["results"] is not None:
+                row["status"] = f"paper scale ({st['dates'][-1]})"
+            elif st["present"]:
+                row["status"] = f"full run partial ({st['present']}/{st['runs']} runs); quick in the book"
             else:
-                st = figure_state(module, entry["figure"])
-                if st["results"] is not None:
-                    row["status"] = f"paper scale ({st['dates'][-1]})"
-                elif st["present"]:
-                    row["status"] = f"full run partial ({st['present']}/{st['runs']} runs); quick in the book"
-                else:
-                    row["status"] = "quick scale only (full run owed)"
-                row["hardware"] = ", ".join(st["devices"]) or "—"
-                gap = entry.get("gap")
-                row["gap"] = "—"
-                if gap is not None and st["results"] is not None:
-                    first = st["results"][0]
-                    col = Collected(name, entry["figure"], "replay", "full", st["results"],
-                                    first.provenance.get("device_name", "?"), 0, st["runs"])
-                    try:
-                        row["gap"] = str(gap(col))
-                    except Exception as err:  # noqa: BLE001 - a status page must not die on one gap
-                        row["gap"] = f"(gap not computable: {type(err).__name__})"
-            out.append(row)
+                row["status"] = "quick scale only (full run owed)"
+            row["hardware"] = ", ".join(st["devices"]) or "—"
+            row["gap"] = _gap(name, entry, st)
+        out.append(row)
     return out
+
+
+def _gap(name: str, entry: dict, st: dict) -> str:
+    """The entry's gap to the paper, computed from the committed full results (``—`` without them)."""
+    gap = entry.get("gap")
+    if gap is None or st["results"] is None:
+        return "—"
+    first = st["results"][0]
+    col = Collected(name, entry["figure"], "replay", "full", st["results"], first.provenance.get("device_name", "?"),
+                    0, st["runs"])
+    try:
+        return str(gap(col))
+    except Exception as err:  # noqa: BLE001 - a status page must not die on one gap
+        return f"(gap not computable: {type(err).__name__})"
 
 
 def summary(table: list[dict]) -> dict:
@@ -99,7 +106,3 @@ def markdown(table: list[dict]) -> str:
         text.append(f"### `{ch}`\n\n" + md_table(part, ["source", "what", "figure", "status", "hardware", "data",
                                                          "gap", "note"]))
     return "\n".join(text)
-
-
-def profile_for_status() -> config.Profile:
-    return config.resolve("replay")

