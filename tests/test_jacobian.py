@@ -203,3 +203,22 @@ def test_non_square_shapes_always_rejected(shape):
     shape = shape + [shape[-1] + 1]
     with pytest.raises((ValueError, TypeError)):
         jacobian.spectral_radius(torch.zeros(*shape))
+
+
+def test_product_log_singular_values_are_the_r_factor_of_the_explicit_product():
+    """For a short product QR renormalisation is exact: the sums of log|diag R_t| are log|diag R| of QR(M_T...M_1),
+    computed here from the explicit product; the reversed product M_1...M_T gives visibly different values."""
+    torch.manual_seed(7)
+    ms = torch.randn(6, 5, 5, dtype=torch.float64)
+    prod, rev = torch.eye(5, dtype=torch.float64), torch.eye(5, dtype=torch.float64)
+    for m in ms:
+        prod, rev = m @ prod, rev @ m
+    diag = torch.log(torch.linalg.qr(prod).R.diagonal().abs())
+    expected = diag.sort(descending=True).values
+    reversed_ = torch.log(torch.linalg.qr(rev).R.diagonal().abs()).sort(descending=True).values
+    got = jacobian.product_log_singular_values(ms)
+    torch.testing.assert_close(got, expected, atol=1e-10, rtol=0)
+    assert (got - reversed_).abs().max() > 0.1
+    # k columns follow the first k basis vectors: the first k diagonal entries of R
+    torch.testing.assert_close(jacobian.product_log_singular_values(ms, k=2), diag[:2].sort(descending=True).values,
+                               atol=1e-10, rtol=0)
