@@ -1,0 +1,55 @@
+"""Print the mutation score per module from mutmut's records (mutants/**/*.py.meta), for scripts/mutation.sh.
+
+Score = killed / (killed + survived + timeouts + no tests), ignoring mutants not checked yet and those listed as
+equivalent in tests/MUTANTS.md (one line each: `- mutant.name__mutmut_N: why`).
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KILLED = {1, 3, 37}
+
+
+def equivalent() -> set[str]:
+    path = ROOT / "tests" / "MUTANTS.md"
+    text = path.read_text() if path.exists() else ""
+    return set(re.findall(r"^- `?([\w.]+__mutmut_\d+)`?:", text, flags=re.MULTILINE))
+
+
+def main(prefix: str = "") -> int:
+    skip = equivalent()
+    by_module: dict[str, Counter] = defaultdict(Counter)
+    for meta in sorted((ROOT / "mutants").rglob("*.py.meta")):
+        module = str(meta.relative_to(ROOT / "mutants"))[: -len(".py.meta")].replace("/", ".")
+        if not module.startswith(prefix):
+            continue
+        for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
+            kind = ("equivalent" if name in skip else "unchecked" if code is None
+                    else "killed" if code in KILLED else "survived")
+            by_module[module][kind] += 1
+    if not by_module:
+        print("no mutmut records yet: run scripts/mutation.sh")
+        return 1
+    total = Counter()
+    print(f"{'module':<40}{'killed':>8}{'survived':>10}{'equiv.':>8}{'unchecked':>11}{'score':>8}")
+    for module, c in sorted(by_module.items()):
+        total.update(c)
+        print(f"{module:<40}{c['killed']:>8}{c['survived']:>10}{c['equivalent']:>8}{c['unchecked']:>11}"
+              f"{_score(c):>8}")
+    print(f"{'all':<40}{total['killed']:>8}{total['survived']:>10}{total['equivalent']:>8}{total['unchecked']:>11}"
+          f"{_score(total):>8}")
+    return 0
+
+
+def _score(c: Counter) -> str:
+    done = c["killed"] + c["survived"]
+    return f"{100 * c['killed'] / done:.0f}%" if done else "—"
+
+
+if __name__ == "__main__":
+    sys.exit(main(*(sys.argv[1:2])))
