@@ -92,7 +92,7 @@ def test_every_game_model_and_the_mix_run_end_to_end():
     import types
 
     from lscnb.experiments import corelnet as ex
-    ctx = types.SimpleNamespace(device="cpu")
+    ctx = types.SimpleNamespace(device="cpu", seed=0)
     for model in ex.GAME_MODELS:
         out = ex.games_run(dict(task="colour_shape", model=model, iters=2, lr=1e-3, test=8, seed=0), ctx)
         assert {"hexominoes", "stripes", "iid"} <= set(out) and all(0 <= out[k] <= 1 for k in ("hexominoes", "stripes")), model
@@ -168,18 +168,26 @@ def test_ntm_addressing_reads_what_it_wrote():
 def test_asymmetric_esbn_is_not_swap_symmetric():
     from lscnb.models.relational import ESBN, esbn_count
     torch.manual_seed(0)
-    a, b = torch.randn(4, 128), torch.randn(4, 128)
     sym, asym = ESBN(2, 2), ESBN(2, 2, asym=True)
+    z = torch.randn(6, 3, 128)
     with torch.no_grad():
-        torch.testing.assert_close(sym.similarity(a, b[:, None]), sym.similarity(b, a[:, None]))
-        assert float((asym.similarity(a, b[:, None]) - asym.similarity(b, a[:, None])).abs().max()) > 1e-3
-        W1, b1, W2, b2 = asym.W1.weight, asym.W1.bias, asym.W2.weight, asym.W2.bias
-        ref = ((a @ (W1.T @ W2)) * b).sum(-1) + a @ W1.T @ b2 + b @ W2.T @ b1 + b1 @ b2   # a^T W b, W = W1^T W2, + biases
-        torch.testing.assert_close(asym.similarity(a, b[:, None])[:, 0, 0], ref)
-        z = torch.randn(6, 2, 128)
+        stored, query = sym.codes(z)
+        torch.testing.assert_close(stored, sym.tcn(z))
+        torch.testing.assert_close(query, stored)                              # one code: a symmetric similarity
+        stored, query = asym.codes(z)
+        torch.testing.assert_close(stored, asym.tcn(asym.W1(z)))               # the norm after each projection
+        torch.testing.assert_close(query, asym.tcn(asym.W2(z)))                # (ESBN_asym1.py)
+        cross = (stored[:, 0] * query[:, 1]).sum(-1) - (stored[:, 1] * query[:, 0]).sum(-1)
+        assert float(cross.abs().max()) > 1e-3                                 # s(a, b) != s(b, a)
+        z = z[:, :2]
         torch.testing.assert_close(sym(z.flip(1)), sym(z))                    # ESBN cannot tell (a, b) from (b, a) ...
-        assert float((asym(z.flip(1)) - asym(z)).abs().max()) > 1e-4           # ... its asymmetric version can
+        asym.tcn.gamma.fill_(0.1)                    # (similarities of order 1, not a saturated confidence)
+        asym.tcn.beta.normal_(0, 0.1)                # (two steps: TCN makes z_2 = -z_1, swapped only through beta)
+        asym, z = asym.double(), z.double()          # (an untrained controller hardly reads the confidence: ~1e-5)
+        assert float((asym(z.flip(1)) - asym(z)).abs().max()) > 1e-7           # ... its asymmetric version can
     assert esbn_count(2, 2) == 1910757 and sum(p.numel() for p in asym.parameters()) - sum(p.numel() for p in sym.parameters()) == 2 * 128 * 129
+    with pytest.raises(ValueError, match="asym and cat"):
+        ESBN(2, 2, asym=True, cat=True)
 
 
 def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
@@ -192,7 +200,7 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
     assert "asym_esbn" in {r.config["model"] for r in ex.mix_runs("full")} and \
         "asym_esbn" in {r.config["model"] for r in ex.sizes_runs("full")}
     assert ex.TABLE_5_1[("left_of", "hexominoes")]["RN"] == 51.0 and ex.TABLE_5_1[("same", "stripes")]["NTM"] == 93.4
-    ctx = types.SimpleNamespace(device="cpu")
+    ctx = types.SimpleNamespace(device="cpu", seed=0)
     out = ex.sizes_run(dict(task="transitive", model="asym_esbn", m=95, iters=2, test=8, seed=0), ctx)
     assert 0 <= out["ood"] <= 1
     unseen = [r for r in ex.baseline_runs("full") if r.config["task"] == "identity_rules4_missing"]
@@ -302,3 +310,41 @@ def test_asymmetric_corelnet_t_reduces_to_the_symmetric_one_at_identity_maps():
         perm = torch.randperm(128)
         torch.testing.assert_close(plain(z[..., perm]), plain(z), atol=1e-5, rtol=0)
         assert float((asym(z[..., perm]) - asym(z)).abs().max()) > 1e-4   # learned maps see the features themselves
+
+
+GOLDEN = {"corelnet_plain": ("CoRelNet", dict(T=3, dim=8, hidden=16)),
+          "corelnet_cat": ("CoRelNet", dict(T=3, dim=8, hidden=16, variant="cat")),
+          "corelnet_asym": ("CoRelNet", dict(T=4, dim=8, hidden=16, variant="asym", segments=[2, 2])),
+          "corelnet_t": ("CoRelNetT", dict(T=3, dim=8, width=16, pos=4, heads=2)),
+          "corelnet_t_asym": ("CoRelNetT", dict(T=4, dim=8, width=16, pos=4, heads=2, asym=True, segments=[2, 2])),
+          "corelnet_t_cat": ("CoRelNetT", dict(T=3, dim=8, width=16, pos=4, heads=2, cat=True)),
+          "esbn_plain": ("ESBN", dict(T=3, dim=8, hidden=10, key=6)),
+          "esbn_asym": ("ESBN", dict(T=4, dim=8, hidden=10, key=6, asym=True, segments=[2, 2])),
+          "esbn_cat": ("ESBN", dict(T=3, dim=8, hidden=10, key=6, cat=True))}
+
+
+@pytest.mark.parametrize("name", list(GOLDEN))
+def test_models_match_the_authors_code(name):
+    """lscnb's models against the authors' classes (repository giancarlok/relationaltasks, commit
+    6c4f9f002314d638c5fcb783a0a9cb6123d29e64, cognitive_tests/models/: ``Model`` of CoRelNet.py, CoRelNet_cat.py,
+    CoRelNet_asym1.py, CoRelNet_qtsf.py, CoRelNet_qtsf_asym.py, CoRelNet_qtsf_cat.py, ESBN.py, ESBN_asym1.py,
+    ESBN_cat.py), run at a tiny size in float64 (embeddings of width 8 fed past the encoder, 2 classes, batch 4;
+    tests/golden/README.md): the authors' weights loaded into lscnb's model give the same logits and the same
+    gradients of ``sum(C * logits)`` with respect to every weight and to the embeddings."""
+    import numpy as np
+
+    from lscnb.models import relational
+    data = np.load(f"tests/golden/{name}.npz")
+    cls, kw = GOLDEN[name]
+    kw = dict(kw)
+    model = getattr(relational, cls)(kw.pop("T"), 2, **kw).double()
+    weights = {k[2:]: torch.from_numpy(data[k]) for k in data.files if k.startswith("w:")}
+    assert set(weights) == {k for k, p in model.named_parameters()}, set(weights) ^ {k for k, _ in model.named_parameters()}
+    model.load_state_dict(weights, strict=False)
+    z = torch.from_numpy(data["z"]).requires_grad_(True)
+    logits = model(z)
+    (logits * torch.from_numpy(data["C"])).sum().backward()
+    assert float((logits.detach() - torch.from_numpy(data["logits"])).abs().max()) < 1e-10
+    assert float((z.grad - torch.from_numpy(data["grad_z"])).abs().max()) < 1e-10
+    for k, p in model.named_parameters():
+        assert float((p.grad - torch.from_numpy(data["g:" + k])).abs().max()) < 1e-10, k

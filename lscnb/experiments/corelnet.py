@@ -195,14 +195,14 @@ def accuracy(model, inputs, fn, shapes, test: int, seed: int) -> float:
 
 def task_run(cfg: dict, ctx) -> dict:
     """One model on one task at one held-out split m."""
-    torch.manual_seed(cfg["seed"])
-    emb, source = _embeddings(cfg["seed"])
-    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    torch.manual_seed(ctx.seed)
+    emb, source = _embeddings(ctx.seed)
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     net = make_model(cfg["model"], cfg["task"])
-    out = train_eval(net, emb, TASKS[cfg["task"]][0], train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"],
+    out = train_eval(net, emb, TASKS[cfg["task"]][0], train_shapes, test_shapes, cfg["iters"], cfg["test"], ctx.seed,
                      device=ctx.device)
     if isinstance(net, CoRelNetMix):
-        out["similarity_share"] = similarity_share(net, emb, TASKS[cfg["task"]][0], test_shapes, cfg["test"], cfg["seed"])
+        out["similarity_share"] = similarity_share(net, emb, TASKS[cfg["task"]][0], test_shapes, cfg["test"], ctx.seed)
     out["objects"] = source
     return out
 
@@ -314,12 +314,12 @@ def show_ood(ood, abl) -> None:
 def unseen_run(cfg: dict, ctx) -> dict:
     """One model on an unseen-relation task: trained on the training patterns of the training shapes, tested on
     the test patterns (relations never seen) of the held-out shapes."""
-    torch.manual_seed(cfg["seed"])
-    emb, source = _embeddings(cfg["seed"])
-    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    torch.manual_seed(ctx.seed)
+    emb, source = _embeddings(ctx.seed)
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     fn = {**UNSEEN, **APPENDIX_UNSEEN}[cfg["task"]][0]
     out = train_eval(make_model(cfg["model"], cfg["task"]), emb, lambda sh, b, g: fn(sh, b, g, phase="train"),
-                     train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4),
+                     train_shapes, test_shapes, cfg["iters"], cfg["test"], ctx.seed, lr=cfg.get("lr", 5e-4),
                      test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"), device=ctx.device)
     out["objects"] = source
     return out
@@ -386,18 +386,18 @@ L1 = {"rmts": 5.0}
 defaults to 1e-3)."""
 
 
-def _encoded_run(cfg: dict, palette, device="cpu") -> dict:
+def _encoded_run(cfg: dict, palette, ctx) -> dict:
     """One model on a basic task behind the encoder ``cfg["encoder"]`` (a key of :data:`ENCODERS`), objects coloured by
     ``palette`` (or grey)."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     objs = load_objects()
     enc = cfg["encoder"]
-    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, palette=palette, seed=cfg["seed"],
+    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, palette=palette, seed=ctx.seed,
                   learn=enc in ("learned", "learned_l1"), linear=enc in ("linear", "learned_l1"))
     gen = TASKS[cfg["task"]][0] if palette is None else coloured(TASKS[cfg["task"]][0], len(palette))
-    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
-    out = train_eval(net, None, gen, train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"],
-                     lr=cfg.get("lr", 5e-4), l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0, device=device)
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
+    out = train_eval(net, None, gen, train_shapes, test_shapes, cfg["iters"], cfg["test"], ctx.seed,
+                     lr=cfg.get("lr", 5e-4), l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0, device=ctx.device)
     out["objects"] = objs.source
     return out
 
@@ -406,12 +406,12 @@ def spurious_run(cfg: dict, ctx) -> dict:
     """One model on a basic task whose objects carry a random background colour (a spurious feature), behind an
     encoder that is frozen and random, frozen with a learned linear layer on top, or learned (with or without the
     L1-penalised linear layer)."""
-    return _encoded_run(cfg, colours(), ctx.device)
+    return _encoded_run(cfg, colours(), ctx)          # the authors' code fixes the colours (RandomState(0)) for every run
 
 
 def encoder_run(cfg: dict, ctx) -> dict:
     """One model on a basic task (grey objects) behind a random frozen or a learned conv encoder (Fig. 5.4 right)."""
-    return _encoded_run(cfg, None, ctx.device)
+    return _encoded_run(cfg, None, ctx)
 
 
 ENCODER_SIZES = {"quick": dict(tasks=["same_different"], models=["corelnet"], iters=100, seeds=[0], test=1000),
@@ -491,15 +491,15 @@ def show_spurious(col) -> None:
 def comparison_run(cfg: dict, ctx) -> dict:
     """CoRelNet or CoRelNet diff on the comparison task (a hidden total order of the 100 objects); the test set
     is swap-balanced."""
-    torch.manual_seed(cfg["seed"])
-    emb, source = _embeddings(cfg["seed"])
-    rank = torch.randperm(100, generator=torch.Generator().manual_seed(7))
+    torch.manual_seed(ctx.seed)
+    emb, source = _embeddings(ctx.seed)
+    rank = torch.randperm(100, generator=torch.Generator().manual_seed(7))   # the hidden order is the task: one for all seeds
     shapes = torch.arange(100)
 
     def gen(sh, b, g):
         return comparison(sh, b, g, rank=rank)
 
-    out = train_eval(make_model(cfg["model"], "comparison"), emb, gen, shapes, shapes, cfg["iters"], cfg["test"], cfg["seed"],
+    out = train_eval(make_model(cfg["model"], "comparison"), emb, gen, shapes, shapes, cfg["iters"], cfg["test"], ctx.seed,
                      lr=2e-3, device=ctx.device)
     out["objects"] = source
     return out
@@ -539,14 +539,14 @@ def sizes_run(cfg: dict, ctx) -> dict:
     """Which of two copies of a shape is larger? ``comparison``: all size pairs in training and test; ``transitive``:
     trained on (M, L), (S, M) and their swaps, tested on (S, L), (L, S). Test objects are held-out shapes; random frozen
     encoder on the objects drawn at 12, 20 and 28 pixels."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     objs = load_objects()
-    emb = encode_objects(resized(objs.images), seed=cfg["seed"])
-    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    emb = encode_objects(resized(objs.images), seed=ctx.seed)
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     train, test = ((SIZE_PAIRS["comparison"],) * 2 if cfg["task"] == "comparison"
                    else (SIZE_PAIRS["transitive_train"], SIZE_PAIRS["transitive_test"]))
     out = train_eval(make_model(cfg["model"], "comparison"), emb, lambda sh, b, g: size_comparison(sh, b, g, pairs=train),
-                     train_shapes, test_shapes, cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4),
+                     train_shapes, test_shapes, cfg["iters"], cfg["test"], ctx.seed, lr=cfg.get("lr", 5e-4),
                      test_fn=lambda sh, b, g: size_comparison(sh, b, g, pairs=test), device=ctx.device)
     out["objects"] = objs.source
     return out
@@ -638,16 +638,16 @@ Transformer, 150 steps at lr 2e-3 (over seeds 0-2: CoRelNet 1.0 and <= 0.5, Pred
 def games_run(cfg: dict, ctx) -> dict:
     """One model on one re-created Relational Game: trained on pentominoes, tested on hexominoes and on stripes. All
     patches (the empty cell and every object) are embedded once by a random frozen encoder."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     cat = catalogue()
     device = torch.device(ctx.device)
-    emb = encode_patches(patches(), seed=cfg["seed"]).to(device)
+    emb = encode_patches(patches(), seed=ctx.seed).to(device)
     fn, classes = GAMES[cfg["task"]]
     net = _game_model(cfg["model"], classes)
-    out = train_eval(net, emb, fn, cat.train, cat.hexominoes, cfg["iters"], cfg["test"], cfg["seed"], lr=cfg["lr"],
+    out = train_eval(net, emb, fn, cat.train, cat.hexominoes, cfg["iters"], cfg["test"], ctx.seed, lr=cfg["lr"],
                      device=ctx.device)
     out["hexominoes"] = out.pop("ood")
-    out["stripes"] = accuracy(net, lambda seq: emb[seq.to(device)], fn, cat.stripes, cfg["test"], cfg["seed"])
+    out["stripes"] = accuracy(net, lambda seq: emb[seq.to(device)], fn, cat.stripes, cfg["test"], ctx.seed)
     out["objects"] = "Relational Games re-created (lscnb.data.relational_games)"
     return out
 
@@ -837,13 +837,13 @@ learned encoder (~0.1 s a step for two images on this CPU) runs in the full prof
 
 def unseen_encoder_run(cfg: dict, ctx) -> dict:
     """One model on an unseen-relation task behind a random frozen or a learned conv encoder (Fig. 5.5 right)."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     objs = load_objects()
-    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=cfg["seed"], learn=cfg["encoder"] == "learned")
+    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=ctx.seed, learn=cfg["encoder"] == "learned")
     fn = UNSEEN[cfg["task"]][0]
-    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     out = train_eval(net, None, lambda sh, b, g: fn(sh, b, g, phase="train"), train_shapes, test_shapes, cfg["iters"],
-                     cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4), test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"),
+                     cfg["test"], ctx.seed, lr=cfg.get("lr", 5e-4), test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"),
                      device=ctx.device)
     out["objects"] = objs.source
     return out
@@ -1043,12 +1043,12 @@ def separated_run(cfg: dict, ctx) -> dict:
     """One model on same/different with separated inputs (shape, colour, shape, colour; thesis App. C.6): the 100 shapes
     and 100 plain colour images are embedded once by the same random frozen encoder; shapes are split by ``m``, the
     colours are the same in training and test."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     objs = load_objects()
-    emb = torch.cat([encode_objects(objs.images, seed=cfg["seed"]), encode_colours(colours(), seed=cfg["seed"])])
-    train_shapes, test_shapes = split(cfg["m"], seed=cfg["seed"])
+    emb = torch.cat([encode_objects(objs.images, seed=ctx.seed), encode_colours(colours(), seed=ctx.seed)])  # colours fixed as in the code
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     out = train_eval(make_model(cfg["model"], cfg["task"]), emb, SEPARATED[cfg["task"]][0], train_shapes, test_shapes,
-                     cfg["iters"], cfg["test"], cfg["seed"], lr=cfg.get("lr", 5e-4), device=ctx.device)
+                     cfg["iters"], cfg["test"], ctx.seed, lr=cfg.get("lr", 5e-4), device=ctx.device)
     out["objects"] = f"{objs.source} and 100 plain colours (RandomState(0))"
     return out
 

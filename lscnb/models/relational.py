@@ -157,6 +157,13 @@ def lower_triangle(r: torch.Tensor) -> torch.Tensor:
     return r[..., i, j]
 
 
+def asymmetric_scores(tcn: TCN, W1: nn.Module, W2: nn.Module, z: torch.Tensor) -> torch.Tensor:
+    """The asymmetric similarities ``S_ij = TCN(W1 z_i)^T TCN(W2 z_j)`` (..., T, T) of raw embeddings ``z`` (thesis §7.2):
+    each projection is normalised over the sequence by the one ``tcn`` (shared ``gamma``, ``beta``), as in the authors'
+    ``CoRelNet_asym1.py`` and ``CoRelNet_qtsf_asym.py``."""
+    return tcn(W1(z)) @ tcn(W2(z)).transpose(-1, -2)
+
+
 def similarity_features(z: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
     """CoRelNet's relations: causal softmax rows of ``Z Z^T`` restricted to ``j <= i`` (the code) or the full
     row-wise softmax (the thesis), flattened."""
@@ -168,7 +175,8 @@ def similarity_features(z: torch.Tensor, *, causal: bool = True) -> torch.Tensor
 
 class CoRelNet(nn.Module):
     """CoRelNet on object embeddings (B, T, 128): TCN, similarities, MLP(256). ``variant``: ``"plain"``,
-    ``"cat"`` (relations and the embeddings), ``"asym"`` ((W1 z)^T (W2 z)) or ``"diff"`` (differences of a learned
+    ``"cat"`` (relations and the embeddings), ``"asym"`` (``TCN(W1 z) TCN(W2 z)^T``: the norm after each projection,
+    one shared ``gamma``, ``beta``, as the authors' ``CoRelNet_asym1.py``) or ``"diff"`` (differences of a learned
     scalar projection, ch. 7)."""
 
     def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 256, variant: str = "plain",
@@ -186,12 +194,12 @@ class CoRelNet(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(n_feat, hidden), nn.ReLU(), nn.Linear(hidden, classes))
 
     def features(self, z: torch.Tensor) -> torch.Tensor:
+        if self.variant == "asym":
+            return lower_triangle(causal_softmax(asymmetric_scores(self.tcn, self.W1, self.W2, z)))
         z = self.tcn(z)
         if self.variant == "diff":
             p = self.proj(z)  # (B, T, 1)
             return (p - p.transpose(-1, -2)).flatten(-2)
-        if self.variant == "asym":
-            return lower_triangle(causal_softmax(self.W1(z) @ self.W2(z).transpose(-1, -2)))
         f = similarity_features(z, causal=self.causal)
         return torch.cat([f, z.flatten(1)], -1) if self.variant == "cat" else f
 
@@ -243,8 +251,8 @@ class CoRelNetT(nn.Module):
     residual + LayerNorm, feed-forward 8 -> 128 -> 8); output MLP 8 -> 256 -> y. The thesis instead describes the
     rows themselves as tokens of a one-layer Transformer. ``cat=True`` is the relational + sensory ablation (Figs. 5.4
     left, C.7, C.12): each token carries its object's normalised embedding too, ``[R P, z]`` (8 + 128). ``asym=True``
-    is the asymmetric ablation (Figs. 5.4 middle, C.9): ``R`` from ``(W_1 z_i)^T (W_2 z_j)`` as in the asymmetric
-    CoRelNet."""
+    is the asymmetric ablation (Figs. 5.4 middle, C.9): ``R`` from :func:`asymmetric_scores` as in the asymmetric
+    CoRelNet (``CoRelNet_qtsf_asym.py``)."""
 
     def __init__(self, T: int, classes: int, *, dim: int = 128, segments: list | None = None, width: int = 512,
                  pos: int = 8, heads: int = 8, cat: bool = False, asym: bool = False):
@@ -265,13 +273,13 @@ class CoRelNetT(nn.Module):
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         checks.tensor(z, "z", ndim=3)
-        z = self.tcn(z)
-        T = z.shape[1]
-        R = causal_softmax(self.W1(z) @ self.W2(z).transpose(-1, -2) if self.asym else z @ z.transpose(-1, -2))
+        B, T = z.shape[:2]
+        zn = self.tcn(z)
+        R = causal_softmax(asymmetric_scores(self.tcn, self.W1, self.W2, z) if self.asym else zn @ zn.transpose(-1, -2))
         U = R @ self.P                                                                        # (B, T, 8)
         if self.cat:
-            U = torch.cat([U, z], -1)                                                         # (B, T, 8 + 128)
-        B, h = z.shape[0], self.heads
+            U = torch.cat([U, zn], -1)                                                        # (B, T, 8 + 128)
+        h = self.heads
         q = self.q(self.query).view(1, h, 1, -1).expand(B, -1, -1, -1)
         k, v = (f(U).view(B, T, h, -1).transpose(1, 2) for f in (self.k, self.v))
         a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(k.shape[-1]), -1) @ v           # (B, h, 1, d_h)
@@ -393,9 +401,9 @@ class ESBN(nn.Module):
     a gate ``g_t = sigma(w_g^T h_t)`` and logits ``W_y h_t``. Reading compares ``z_t`` with the stored values,
     ``w = softmax_i(z_t^T M^v_i)``, ``c_i = sigma(gamma z_t^T M^v_i + beta)``, ``k^r = g_t sum_i w_i [M^k_i; c_i]``;
     writing appends ``(k^w_t, z_t)``. ``T + 1`` steps; the prediction is read at the last. ``asym=True`` is the
-    thesis's *asymmetric ESBN* (§7.2): the similarity ``z_t^T M^v_i`` becomes ``z_t^T W M^v_i`` with ``W = W_1^T W_2``,
-    written ``(W_1 z_t)^T (W_2 M^v_i)`` with two learned Linear(128, 128) maps (biases included, as in the asymmetric
-    CoRelNet). ``cat=True`` is the relational + sensory ablation (Figs. 5.4 left, C.7, C.12): the controller also
+    thesis's *asymmetric ESBN* (§7.2), as the authors' ``ESBN_asym1.py``: two learned Linear(128, 128) maps, each
+    followed by the TCN (one shared ``gamma``, ``beta``); the memory stores ``TCN(W_1 z)`` and reads with the query
+    ``TCN(W_2 z_t)``, so the similarity is :func:`asymmetric_scores`'s. ``cat=True`` is the relational + sensory ablation (Figs. 5.4 left, C.7, C.12): the controller also
     reads the embedding, ``[k^r_t; z_t]`` at step ``t + 1`` (zeros for ``z`` at the first step)."""
 
     def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 512, key: int = 256,
@@ -407,19 +415,22 @@ class ESBN(nn.Module):
         self.key_w, self.gate, self.y = nn.Linear(hidden, key), nn.Linear(hidden, 1), nn.Linear(hidden, classes)
         self.gain, self.bias = nn.Parameter(torch.ones(1)), nn.Parameter(torch.zeros(1))
         self.asym = bool(asym)
+        if self.asym and self.cat:
+            raise ValueError("asym and cat cannot both be set: the authors' code has no asymmetric cat ESBN")
         if self.asym:
             self.W1, self.W2 = nn.Linear(dim, dim), nn.Linear(dim, dim)
 
-    def similarity(self, z: torch.Tensor, mv: torch.Tensor) -> torch.Tensor:
-        """Similarities (B, t, 1) of the current codes ``z`` (B, d) to the stored values ``mv`` (B, t, d):
-        ``M^v z`` (symmetric), or ``(W_2 M^v)(W_1 z)`` (asymmetric)."""
+    def codes(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The stored values and the queries (each (B, T, d)) of raw embeddings ``z``: both ``TCN(z)`` (symmetric), or
+        ``TCN(W_1 z)`` and ``TCN(W_2 z)`` (asymmetric)."""
         if self.asym:
-            return self.W2(mv) @ self.W1(z)[:, :, None]
-        return mv @ z[:, :, None]
+            return self.tcn(self.W1(z)), self.tcn(self.W2(z))
+        z = self.tcn(z)
+        return z, z
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         checks.tensor(z, "z", ndim=3)
-        z = self.tcn(z)
+        z, query = self.codes(z)
         B, T, _ = z.shape
         h = c = z.new_zeros(B, self.lstm.hidden_size)
         key_r = z.new_zeros(B, self.key_size + 1)
@@ -433,7 +444,7 @@ class ESBN(nn.Module):
             Mk.append(torch.relu(self.key_w(h)))
             if t > 0:
                 mk, mv = torch.stack(Mk[:-1], 1), torch.stack(Mv, 1)                 # (B, t, key), (B, t, dim)
-                sim = self.similarity(z[:, t], mv)                                     # (B, t, 1)
+                sim = mv @ query[:, t, :, None]                                        # (B, t, 1)
                 w, conf = torch.softmax(sim, 1), torch.sigmoid(self.gain * sim + self.bias)
                 key_r = g * (torch.cat([mk, conf], 2) * w).sum(1)
             Mv.append(z[:, t])
