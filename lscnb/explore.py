@@ -15,8 +15,8 @@ import math
 import numbers
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 ENV_WIDGETS = "LSCNB_WIDGETS"
 HINT = ("Sliders need a live kernel: open this chapter in Jupyter or on Colab (or set LSCNB_WIDGETS=1); "
@@ -72,7 +72,7 @@ def _real(value, name: str) -> float:
     return value
 
 
-def slider(value, min, max, step=None, *, log: bool = False, fmt: str | None = None) -> Slider:  # noqa: A002
+def slider(value, min, max, step=None, *, log: bool = False, fmt: str | None = None) -> Slider:
     """A :class:`Slider`; ``step`` defaults to 1 for integers, a hundredth of the range otherwise (a tenth of a
     decade for ``log``)."""
     value, lo, hi = _real(value, "value"), _real(min, "min"), _real(max, "max")
@@ -185,9 +185,8 @@ def explorer(fn: Callable, *, static: bool = True, **controls):
 
             display(_image(fn(**defaults)))
         print(HINT)
-        return None
-    _live(fn, controls, defaults)
-    return None
+    else:
+        _live(fn, controls, defaults)
 
 
 def _live(fn: Callable, controls: dict, defaults: dict) -> dict:

@@ -51,7 +51,7 @@ def _cli(args, *, block=None):
         code += f"sys.modules[{block!r}] = None\n"
     code += "from lscnb.__main__ import main\nsys.exit(main(sys.argv[1:]))\n"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=ENV, cwd=ROOT,
-                          timeout=300)
+                          timeout=300, check=False)
 
 
 def _assert_usage_error(proc, piece):
@@ -82,7 +82,7 @@ def test_missing_package(package, args):
 
 def test_help():
     proc = subprocess.run([sys.executable, "-m", "lscnb", "reproduce", "--help"], capture_output=True, text=True,
-                          env=ENV, cwd=ROOT, timeout=300)
+                          env=ENV, cwd=ROOT, timeout=300, check=False)
     assert proc.returncode == 0 and not proc.stderr
     assert "0 reproduces the committed results" in " ".join(proc.stdout.split())
 

@@ -22,7 +22,7 @@ def bare(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.delitem(sys.modules, "google.colab", raising=False)
     monkeypatch.setattr(explore, "_in_kernel", lambda: True)
-    monkeypatch.setattr(explore, "_user_ns", lambda: {})
+    monkeypatch.setattr(explore, "_user_ns", dict)
     return monkeypatch
 
 
@@ -197,5 +197,5 @@ def test_chapter_explorer_cell(chapter, source, monkeypatch):
     params = inspect.signature(fn).parameters
     assert kw.pop("static") is False
     assert kw and set(kw) <= set(params), (chapter, set(kw) - set(params))
-    for name, control in kw.items():
+    for control in kw.values():
         assert isinstance(control, (explore.Slider, explore.Choice))
