@@ -2,35 +2,121 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import math
+import os
 import sys
 import time
 from pathlib import Path
 
-from . import config, results
-from .experiments import chapter_module, chapters
+PROG = "python -m lscnb"
+PROFILES = ("replay", "quick", "full")  # config.PROFILES, without importing torch before the arguments are checked
+SEED_HELP = ("offset added to every run's seed: 0 reproduces the committed results; another value makes new runs "
+             "(new keys) and changes every trained or sampled figure; replay ignores it (committed results show "
+             "their own seeds)")
+# options that belong to one executor (or two), and the packages an executor or the notebook path needs
+EXECUTOR_OPTIONS = {"workers": ("processes",), "threads_per_run": ("processes",), "address": ("ray",),
+                    "cpus_per_run": ("ray",), "gpus_per_run": ("ray", "submitit"), "submitit_folder": ("submitit",),
+                    "submitit_cluster": ("submitit",), "slurm_partition": ("submitit",), "timeout_min": ("submitit",)}
+DEFAULTS = {"workers": 2, "threads_per_run": 1, "cpus_per_run": 1.0, "gpus_per_run": 0.0,
+            "submitit_folder": "_build/submitit"}
+PACKAGES = {"ray": "ray", "submitit": "submitit"}
+
+
+class UsageError(Exception):
+    """A mistake on the command line: reported as one line and exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with every error (of any subcommand) as one line ``python -m lscnb: error: ...``, status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def _count(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {'>= 0' if minimum == 0 else 'positive'}, got {value}")
+        return value
+    return parse
+
+
+def _amount(allow_zero: bool):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            raise argparse.ArgumentTypeError(f"must be {'>= 0' if allow_zero else 'positive'}, got {text}")
+        return value
+    return parse
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _check_reproduce(args) -> None:
+    """Every mistake that can be seen before any work starts, as a :class:`UsageError`."""
+    if args.profile == "replay":
+        raise UsageError("reproduce computes results: use --profile quick or --profile full (replay only plots)")
+    if args.executor != "local" and not args.no_notebook:
+        raise UsageError(f"--executor {args.executor} runs sweeps directly: add --no-notebook")
+    for name, executors in EXECUTOR_OPTIONS.items():
+        if getattr(args, name) is not None and args.executor not in executors:
+            raise UsageError(f"{_option(name)} is an option of --executor {' or '.join(executors)}, "
+                             f"not of --executor {args.executor}")
+        if getattr(args, name) is None:
+            setattr(args, name, DEFAULTS.get(name))
+    if args.executor == "submitit" and args.gpus_per_run != int(args.gpus_per_run):
+        raise UsageError(f"--gpus-per-run must be a whole number with --executor submitit, got {args.gpus_per_run}")
+    if args.figure and not args.no_notebook:
+        raise UsageError("--figure needs --no-notebook (a notebook runs all its figures)")
+    if args.output and args.no_notebook:
+        raise UsageError("--output is the folder of the executed notebook: it does nothing with --no-notebook")
+    if args.figure and args.chapter == "all":
+        raise UsageError("--figure needs one chapter, not all")
+    needed = PACKAGES.get(args.executor) or (None if args.no_notebook else "papermill")
+    if needed and importlib.util.find_spec(needed) is None:
+        why, alt = (f"--executor {args.executor}", "") if args.no_notebook else ("running the notebook",
+                                                                             ", or add --no-notebook")
+        raise UsageError(f"{why} needs the {needed} package, which is not installed (pip install {needed}{alt})")
+    from .experiments import chapter_module, chapters
+
+    known = chapters()
+    if args.chapter != "all" and args.chapter not in known:
+        raise UsageError(f"unknown chapter {args.chapter!r}; chapters: {', '.join(sorted(known))}, or all")
+    if args.figure:
+        figures = chapter_module(args.chapter).FIGURES
+        for fig in args.figure:
+            if fig not in figures:
+                raise UsageError(f"chapter {args.chapter!r} has no figure {fig!r}; figures: {', '.join(figures)}")
 
 
 def _reproduce(args) -> int:
-    profile = config.resolve(args.profile, device=args.device, seed=args.seed)
-    if args.profile == "replay":
-        raise SystemExit("reproduce computes results: use --profile quick or --profile full")
-    if args.executor != "local" and not args.no_notebook:
-        raise SystemExit("--executor ray/submitit runs sweeps directly: add --no-notebook")
+    _check_reproduce(args)
+    from . import config, results
+    from .experiments import chapter_module, chapters
+
+    try:
+        profile = config.resolve(args.profile, device=args.device, seed=args.seed)
+    except (ValueError, TypeError) as err:
+        raise UsageError(str(err)) from err
     known = chapters()
     names = sorted(known) if args.chapter == "all" else [args.chapter]
-    for name in names:
-        if name not in known:
-            raise SystemExit(f"unknown chapter {name!r}; chapters: {', '.join(sorted(known))}")
     for name in names:
         start = time.perf_counter()
         if args.no_notebook:
             from .sweep import run_sweep
             module = chapter_module(name)
             figures = args.figure or list(module.FIGURES)
-            for fig in figures:
-                if fig not in module.FIGURES:
-                    raise SystemExit(f"chapter {name!r} has no figure {fig!r}; figures: {', '.join(module.FIGURES)}")
             # one sweep over every figure, in the module's order: an executor sees all missing runs at once
             runs = [run for fig in figures for run in module.FIGURES[fig](profile.scale)]
             run_sweep(runs, profile, force=args.force or None, executor=args.executor, **_executor_options(args))
@@ -43,6 +129,7 @@ def _reproduce(args) -> int:
             out_dir = Path(args.output or root / "_build" / "reproduce")
             out_dir.mkdir(parents=True, exist_ok=True)
             out = out_dir / f"{Path(notebook).stem}.{profile.name}.ipynb"
+            os.environ["LSCNB_WIDGETS"] = "0"  # headless: explorers build no widget (lscnb.explore)
             papermill.execute_notebook(str(notebook), str(out), cwd=str(notebook.parent),
                                        parameters={"PROFILE": profile.name, "DEVICE": profile.device,
                                                    "SEED": profile.seed}, progress_bar=False)
@@ -70,6 +157,10 @@ def _executor_options(args) -> dict:
 
 
 def _status(args) -> int:
+    if args.root is not None and not Path(args.root).is_dir():
+        raise UsageError(f"--root {args.root}: {'not a folder' if Path(args.root).exists() else 'no such folder'}")
+    from . import results
+
     rows = results.status(args.root)
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -89,39 +180,43 @@ def _status(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lscnb", description=__doc__)
+    parser = _Parser(prog=PROG, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run a chapter's experiments (with papermill, or --no-notebook)")
     rep.add_argument("chapter", help="a chapter (module name under lscnb/experiments), or 'all'")
-    rep.add_argument("--profile", default="full", choices=config.PROFILES)
+    rep.add_argument("--profile", default="full", choices=PROFILES)
     rep.add_argument("--device", default=None, help="torch device, e.g. cuda or cpu (default: cuda if present)")
-    rep.add_argument("--seed", type=int, default=0)
+    rep.add_argument("--seed", type=_count(0), default=0, help=SEED_HELP)
     rep.add_argument("--no-notebook", action="store_true", help="run the sweeps directly, without papermill")
     rep.add_argument("--figure", action="append", help="with --no-notebook: only these figures (repeatable)")
     rep.add_argument("--force", action="store_true", help="recompute runs that are already stored")
-    rep.add_argument("--output", default=None, help="folder for the executed notebook")
+    rep.add_argument("--output", default=None, help="folder for the executed notebook (default: _build/reproduce)")
     ex = rep.add_argument_group("executors (with --no-notebook)")
     ex.add_argument("--executor", default="local", choices=("local", "processes", "ray", "submitit"),
                     help="where runs execute: this process, a pool of local processes, a Ray instance/cluster, "
                          "or SLURM jobs via submitit")
-    ex.add_argument("--workers", type=int, default=2, help="processes: how many worker processes")
-    ex.add_argument("--threads-per-run", type=int, default=1, help="processes: torch threads per worker")
-    ex.add_argument("--address", default=None, help="Ray: cluster address ('auto', 'ray://host:10001'); "
-                                                    "default starts a local instance")
-    ex.add_argument("--cpus-per-run", type=float, default=1, help="Ray: CPUs per run")
-    ex.add_argument("--gpus-per-run", type=float, default=0, help="Ray: GPUs per run (fractions share a GPU); "
-                                                                  "submitit: GPUs per job")
-    ex.add_argument("--submitit-folder", default="_build/submitit", help="submitit: logs and pickles")
-    ex.add_argument("--submitit-cluster", default=None, help="submitit: None (auto: SLURM), 'local' or 'debug'")
-    ex.add_argument("--slurm-partition", default=None)
-    ex.add_argument("--timeout-min", type=int, default=None, help="submitit: job time limit")
+    ex.add_argument("--workers", type=_count(1), help="processes: how many worker processes (default 2)")
+    ex.add_argument("--threads-per-run", type=_count(1), help="processes: torch threads per worker (default 1)")
+    ex.add_argument("--address", help="Ray: cluster address ('auto', 'ray://host:10001'); default starts a local "
+                                      "instance")
+    ex.add_argument("--cpus-per-run", type=_amount(False), help="Ray: CPUs per run (default 1)")
+    ex.add_argument("--gpus-per-run", type=_amount(True), help="Ray: GPUs per run (fractions share a GPU); "
+                                                               "submitit: GPUs per job (default 0)")
+    ex.add_argument("--submitit-folder", help="submitit: logs and pickles (default _build/submitit)")
+    ex.add_argument("--submitit-cluster", choices=("slurm", "local", "debug"),
+                    help="submitit: where jobs run (default: SLURM when available)")
+    ex.add_argument("--slurm-partition", help="submitit: the SLURM partition")
+    ex.add_argument("--timeout-min", type=_count(1), help="submitit: job time limit in minutes")
     rep.set_defaults(func=_reproduce)
     st = sub.add_parser("status", help="list committed results with their provenance")
     st.add_argument("--root", default=None, help="results folder (default: the checkout's results/)")
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=_status)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as err:
+        parser.error(str(err).splitlines()[0] if str(err) else "invalid arguments")
 
 
 if __name__ == "__main__":

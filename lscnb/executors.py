@@ -53,12 +53,12 @@ class RayExecutor:
 
     def __init__(self, address: str | None = None, *, cpus_per_run: float = 1, gpus_per_run: float = 0,
                  runtime_env: dict | None = None, max_in_flight: int | None = None):
+        self.cpus = checks.positive_float(cpus_per_run, "cpus_per_run")
+        self.gpus = checks.positive_float(gpus_per_run, "gpus_per_run", allow_zero=True)
+        self.max_in_flight = None if max_in_flight is None else checks.positive_int(max_in_flight, "max_in_flight")
         import ray
 
         self.ray = ray
-        self.cpus = checks.positive_float(cpus_per_run, "cpus_per_run")
-        self.gpus = checks.positive_float(gpus_per_run, "gpus_per_run", allow_zero=True)
-        self.max_in_flight = max_in_flight
         if not ray.is_initialized():
             ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, log_to_driver=False,
                      ignore_reinit_error=True, configure_logging=False)
@@ -125,12 +125,17 @@ class SubmititExecutor:
 
     def __init__(self, folder: str = "_build/submitit", *, cluster: str | None = None, poll_s: float = 5.0,
                  **parameters):
+        if cluster not in (None, "slurm", "local", "debug"):
+            raise ValueError(f"cluster must be None (auto), 'slurm', 'local' or 'debug', got {cluster!r}")
+        self.poll_s = checks.positive_float(poll_s, "poll_s")
+        for name in ("timeout_min", "gpus_per_node"):
+            if name in parameters:
+                checks.positive_int(parameters[name], name, allow_zero=name == "gpus_per_node")
         import submitit
 
         self.executor = submitit.AutoExecutor(folder=folder, cluster=cluster)
         if parameters:
             self.executor.update_parameters(**parameters)
-        self.poll_s = poll_s
 
     def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
         jobs = [(run, self.executor.submit(_safe_compute, run, profile, scale, store.checkpoint_path(run.key),

@@ -15,5 +15,7 @@ if [ ! -f _build/.stamp ] || [ "$(cat _build/.stamp)" != "$stamp" ]; then
 fi
 echo "$stamp" > _build/.stamp
 export LSCNB_PROFILE="$profile"
+# The build is headless: explorers draw no widget (lscnb.explore detects no frontend anyway; this makes sure of it)
+export LSCNB_WIDGETS=0
 jupyter-book build . "$@"
 echo "book built: $(pwd)/_build/html/index.html (profile $profile)"

@@ -1,0 +1,94 @@
+"""python -m lscnb: every command-line mistake is one line on stderr, ``python -m lscnb: error: ...``, exit status 2."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+       "OMP_NUM_THREADS": "1", "LSCNB_THREADS": "1"}
+NB = ["--no-notebook"]
+
+CASES = {  # name: (arguments, a piece of the message)
+    "no command": ([], "required: command"),
+    "unknown command": (["nosuch"], "invalid choice: 'nosuch'"),
+    "no chapter": (["reproduce"], "required: chapter"),
+    "unknown chapter": (["reproduce", "nosuch", "--profile", "quick"], "unknown chapter 'nosuch'"),
+    "unknown figure": (["reproduce", "lsc", "--profile", "quick", *NB, "--figure", "nope"], "has no figure 'nope'"),
+    "replay": (["reproduce", "lsc", "--profile", "replay"], "use --profile quick or --profile full"),
+    "bad profile": (["reproduce", "lsc", "--profile", "bogus"], "invalid choice: 'bogus'"),
+    "bad device": (["reproduce", "lsc", "--profile", "quick", *NB, "--device", "warp9"], "torch device"),
+    "negative seed": (["reproduce", "lsc", "--seed", "-5"], "--seed: must be >= 0, got -5"),
+    "seed not a number": (["reproduce", "lsc", "--seed", "x"], "--seed: must be an integer"),
+    "zero workers": (["reproduce", "lsc", *NB, "--executor", "processes", "--workers", "0"], "--workers: must be pos"),
+    "zero threads": (["reproduce", "lsc", *NB, "--executor", "processes", "--threads-per-run", "0"], "--threads-per"),
+    "zero cpus": (["reproduce", "lsc", *NB, "--executor", "ray", "--cpus-per-run", "0"], "--cpus-per-run: must be"),
+    "negative gpus": (["reproduce", "lsc", *NB, "--executor", "ray", "--gpus-per-run", "-1"], "must be >= 0"),
+    "fractional gpus, submitit": (["reproduce", "lsc", *NB, "--executor", "submitit", "--gpus-per-run", "0.5"],
+                                  "whole number"),
+    "zero timeout": (["reproduce", "lsc", *NB, "--executor", "submitit", "--timeout-min", "0"], "--timeout-min: must"),
+    "bad cluster": (["reproduce", "lsc", *NB, "--executor", "submitit", "--submitit-cluster", "x"], "invalid choice"),
+    "executor without --no-notebook": (["reproduce", "lsc", "--executor", "ray"], "add --no-notebook"),
+    "option of another executor": (["reproduce", "lsc", *NB, "--executor", "ray", "--workers", "3"],
+                                   "--workers is an option of --executor processes"),
+    "executor option with local": (["reproduce", "lsc", *NB, "--address", "auto"], "--address is an option"),
+    "figure without --no-notebook": (["reproduce", "lsc", "--figure", "lemma1"], "--figure needs --no-notebook"),
+    "figure with all": (["reproduce", "all", *NB, "--figure", "lemma1"], "--figure needs one chapter"),
+    "output with --no-notebook": (["reproduce", "lsc", *NB, "--output", "x"], "--output"),
+    "missing root": (["status", "--root", "/nonexistent/results"], "no such folder"),
+    "root is a file": (["status", "--root", __file__], "not a folder"),
+    "unknown option": (["status", "--bogus"], "unrecognized arguments"),
+}
+
+
+def _cli(args, *, block=None):
+    """Run the command line in a fresh interpreter (``block``: a package made unimportable there)."""
+    code = "import sys\n"
+    if block:
+        code += f"sys.modules[{block!r}] = None\n"
+    code += "from lscnb.__main__ import main\nsys.exit(main(sys.argv[1:]))\n"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=ENV, cwd=ROOT,
+                          timeout=300, check=False)
+
+
+def _assert_usage_error(proc, piece):
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("python -m lscnb: error: "), proc.stderr
+    assert piece in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_usage_error(name):
+    args, piece = CASES[name]
+    _assert_usage_error(_cli(args), piece)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is visible")
+def test_cuda_without_gpu():
+    _assert_usage_error(_cli(["reproduce", "lsc", "--profile", "quick", *NB, "--device", "cuda"]), "no CUDA GPU")
+
+
+@pytest.mark.parametrize("package,args", [("ray", [*NB, "--executor", "ray"]),
+                                          ("submitit", [*NB, "--executor", "submitit"]), ("papermill", [])])
+def test_missing_package(package, args):
+    proc = _cli(["reproduce", "lsc", "--profile", "quick", *args], block=package)
+    _assert_usage_error(proc, f"needs the {package} package, which is not installed")
+
+
+def test_help():
+    proc = subprocess.run([sys.executable, "-m", "lscnb", "reproduce", "--help"], capture_output=True, text=True,
+                          env=ENV, cwd=ROOT, timeout=300, check=False)
+    assert proc.returncode == 0 and not proc.stderr
+    assert "0 reproduces the committed results" in " ".join(proc.stdout.split())
+
+
+def test_profiles_match_config():
+    from lscnb import __main__ as cli
+    from lscnb import config
+
+    assert cli.PROFILES == config.PROFILES
