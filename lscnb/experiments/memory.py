@@ -603,7 +603,7 @@ def show_adam_lr(col, models=("dense", "complex")) -> None:
         if not found:
             continue
         r, a = found[0], ax[0, i]
-        rng = np.random.default_rng(0)
+        rng = np.random.default_rng(0)  # horizontal jitter of the dots only: fixed, so the picture does not move
         for j, g in enumerate(ADAM_GROUPS[model]):
             v = r[f"lr_{g}"]
             a.plot(j + 0.15 * rng.standard_normal(v.size), v, ".", markersize=3, alpha=0.6, color=f"C{j}")
@@ -911,7 +911,7 @@ def show_gated(col) -> None:
     grid = np.linspace(1, 256, 200)
     exact = gated_theory(grid, col[0].config["length"])
     stationary = gated_theory(grid)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(0)  # which units are drawn as dots (display only): fixed
     for j, gates in enumerate(GATE_LABELS):
         found = col.where(gates=gates)
         if not found:
@@ -1049,12 +1049,13 @@ def concentrated_hessian(theta0: float, rho: float = 0.0, seed: int = 0, n: int 
     return theory.hessian_diagonal_theory(lam, b, c, rho)
 
 
-def concentration_table(seeds: int = 20) -> list[dict]:
-    """Median (and range) over seeds of the off-diagonal share of eq. 143, per theta0 and rho."""
+def concentration_table(seeds: int = 20, first: int = 0) -> list[dict]:
+    """Median (and range) over draws ``first, ..., first + seeds - 1`` of the off-diagonal share of eq. 143, per
+    theta0 and rho."""
     rows = []
     for rho in (0.0, 0.99):
         for theta0 in CONCENTRATION_THETA0:
-            f = [theory.offdiagonal_fraction(concentrated_hessian(theta0, rho, s)) for s in range(seeds)]
+            f = [theory.offdiagonal_fraction(concentrated_hessian(theta0, rho, s)) for s in range(first, first + seeds)]
             rows.append({"ρ": rho, "θ₀ / π": theta0 / math.pi, "median off-diagonal share": float(np.median(f)),
                          "min": float(np.min(f)), "max": float(np.max(f))})
     return rows
