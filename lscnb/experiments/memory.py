@@ -1025,7 +1025,7 @@ def show_similarity(rhos=SIMILARITY_RHOS, lam0: complex = SIMILARITY_LAM0) -> No
         a.grid(False)
     fig.colorbar(im, ax=ax[0, -1], label="|S(λ, λ₀)|")
     plot.show(fig, note=f"Closed form (no simulation). + marks λ₀ = 0.99 e^(iπ/4), × its conjugate. The paper's Fig. 8 "
-                        "was drawn with the printed eq. 134, about 2× too low at intermediate ρ (table below).")
+                        "was drawn with the printed eq. 134, too low by about 1 + ρ at the conjugate (table below).")
 
 
 def similarity_table(rhos=SIMILARITY_RHOS, lam0: complex = SIMILARITY_LAM0) -> list[dict]:
