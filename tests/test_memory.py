@@ -141,17 +141,41 @@ def test_bad_arguments_name_themselves():
         m.monte_carlo(0.5, 0.0, chains=0)
 
 
+SHRINK = dict(chains=64, steps=5, lams=[0.9], batch=4, length=32, batches=1, d_in=16, d_model=8, networks=4, d=8,
+              offdiag=8, max_lag=16)
+
+
+def shrunk(run):
+    """``run`` with the entries of ``SHRINK`` it has: seconds at most."""
+    from lscnb.sweep import Run
+    return Run(run.chapter, run.figure, run.name, run.fn,
+               {**run.config, **{k: v for k, v in SHRINK.items() if k in run.config}})
+
+
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import memory as ex
-    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name, build in ex.FIGURES.items():
-        run = build("full")[0]
-        cfg = dict(run.config, chains=64, steps=5, lams=[0.9])
-        out = run.fn(cfg, ctx)
+        run = shrunk(build("full")[0])
+        out = run.fn(dict(run.config), types.SimpleNamespace(device="cpu", seed=run.seed, checkpoint=None,
+                                                               progress=False))
         assert out, name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
     models = {r.config["model"] for r in ex.teacher_runs("full")}
     assert models == set(ex.ABLATION)
+
+
+DETERMINISTIC = {"adam_angle": "Adam on the closed-form loss of eq. 91 from a fixed start: no sampling"}
+SAMPLED = ["sensitivity", "normalisation", "teacher", "hessian", "adam_lr", "deep", "autocorrelation", "gated",
+           "gru_jacobian", "heads", "hessian_lru", "hessian_s4", "adam_lr_ssm", "theta0"]
+
+
+@pytest.mark.parametrize("name", SAMPLED)
+def test_the_readers_seed_reaches_every_sampled_figure(name):
+    """Every figure that samples or trains: its last quick run, shrunk, repeats at one seed and changes at another."""
+    from seedcheck import assert_seed_reaches
+    from lscnb.experiments import memory as ex
+    assert set(ex.FIGURES) == set(SAMPLED) | set(DETERMINISTIC)
+    assert_seed_reaches(shrunk(ex.FIGURES[name]("quick")[-1]))
 
 
 def test_similarity_is_the_sensitivity_and_the_printed_eq134_is_half():

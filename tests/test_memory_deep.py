@@ -107,13 +107,13 @@ def test_deep_figure_builders_and_a_shrunk_full_run():
     assert {(r.config["d_in"], r.config["d_model"], r.config["length"], r.config["batch"] * r.config["batches"])
             for r in full} == {(768, 256, 512, 128)}
     assert len({r.key for r in full + ex.deep_runs("quick")}) == 40
-    ctx = types.SimpleNamespace(device="cpu")
+    ctx = types.SimpleNamespace(device="cpu", seed=0)
     cfg = dict(full[-1].config, d_in=12, d_model=8, length=16, batch=2, batches=2)
     out = ex.deep_run(cfg, ctx)
     assert len(out["h2"]) == 4 and set(out["grad2"]) == {"lam", "other", "all"}
     assert all(len(v) == 4 for v in out["grad2_layers"].values())
     with pytest.raises(ValueError, match="data"):
-        ex.deep_inputs(dict(cfg, data="imdb"))
+        ex.deep_inputs(dict(cfg, data="imdb"), 0)
     ac = ex.autocorrelation_run(dict(ex.autocorrelation_runs("full")[0].config, batch=8, length=100, d_in=8,
                                      max_lag=10), ctx)
     assert ac["R"].shape == (11,) and 0.9 < ac["fit_rho"] < 1.1
@@ -188,7 +188,8 @@ def test_gated_figure_builders_and_a_shrunk_full_run():
     full = ex.gated_runs("full")
     assert [r.config["gates"] for r in full] == ["constant", "input", "hidden"]
     assert {(r.config["networks"], r.config["d"], r.config["length"]) for r in full} == {(100, 256, 512)}
-    out = ex.gated_run(dict(full[2].config, networks=2, d=4, d_in=6, length=20), types.SimpleNamespace(device="cpu"))
+    out = ex.gated_run(dict(full[2].config, networks=2, d=4, d_in=6, length=20),
+                       types.SimpleNamespace(device="cpu", seed=0))
     assert out["T"].shape == out["h2"].shape == out["db2"].shape == (8,)
     assert np.all((out["T"] >= 1) & (out["T"] <= 256))
     grid = np.linspace(0, 1, 5)
@@ -199,8 +200,9 @@ def test_gru_jacobian_builder_and_a_shrunk_run():
     runs = ex.gru_jacobian_runs("full")
     assert len(runs) == 9 and len({r.key for r in runs + ex.gru_jacobian_runs("quick")}) == 18
     cfg = dict(runs[-1].config, d=5, d_in=4, length=16, offdiag=6)
-    out = ex.gru_jacobian_run(cfg, types.SimpleNamespace(device="cpu"))
+    ctx = types.SimpleNamespace(device="cpu", seed=cfg["seed"])
+    out = ex.gru_jacobian_run(cfg, ctx)
     assert out["lags"][0] == 1 and out["lags"][-1] == 16
     assert out["diag"].shape == (len(out["lags"]), 5) and out["offdiag"].shape == (len(out["lags"]), 6)
-    constant = ex.gru_jacobian_run(dict(cfg, scale_x=0.0, scale_h=0.0), types.SimpleNamespace(device="cpu"))
+    constant = ex.gru_jacobian_run(dict(cfg, scale_x=0.0, scale_h=0.0), ctx)
     assert np.all(constant["offdiag"] == 0)

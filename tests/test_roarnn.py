@@ -122,20 +122,48 @@ def test_bad_arguments_name_themselves():
         bounds.lower_bound(10.0, 3.0, 5)
 
 
+SHRINK = dict(depth=12, width=4, seeds=1, length=20, epochs=1, lag=5, steps=3, eval_every=2, batch=4, n_train=200,
+              n_test=100)
+"""Every figure's run cut to seconds (moons keeps its width: 2 or 72; digits gets 8 units, at 4 one epoch can end on
+the same test accuracy at two seeds)."""
+
+
+def shrunk(name: str, run):
+    """``run`` (a run of figure ``name``) with the entries of ``SHRINK`` it has."""
+    from lscnb.sweep import Run
+    cfg = dict(run.config)
+    cfg.update({k: v for k, v in dict(SHRINK, width=cfg.get("width") if name == "moons" else 8 if name == "digits"
+                                      else 4).items() if k in cfg})
+    if cfg.get("source") == "mnist" and find("mnist/t10k-images-idx3-ubyte.gz") is None:
+        cfg["source"] = "digits"  # no MNIST files here: the full run would refuse to fall back to a subset
+    return Run(run.chapter, run.figure, run.name, run.fn, cfg)
+
+
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import roarnn as ex
-    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name, build in ex.FIGURES.items():
-        run = build("full")[-1]
-        cfg = dict(run.config)
-        cfg.update({k: v for k, v in dict(depth=12, width=4 if name != "moons" else cfg.get("width"), seeds=1,
-                                          length=20, epochs=1, lag=5, steps=3, eval_every=2, batch=4, n_train=200,
-                                          n_test=100).items() if k in cfg})
-        if cfg.get("source") == "mnist" and find("mnist/t10k-images-idx3-ubyte.gz") is None:
-            cfg["source"] = "digits"  # no MNIST files here: the full run would refuse to fall back to a subset
-        out = run.fn(cfg, ctx)
+        run = shrunk(name, build("full")[-1])
+        out = run.fn(dict(run.config), types.SimpleNamespace(device="cpu", seed=run.seed, checkpoint=None,
+                                                               progress=False))
         assert out, name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+
+
+TIMING = {"wall_s", "seconds_per_iteration", "peak_rss_mb"}
+"""Outputs that measure the machine, not the run: left out of the seed test."""
+
+
+@pytest.mark.parametrize("name", ["ioj", "rnn_ioj", "moons", "digits", "copy", "adding", "ablation", "psmnist"])
+def test_the_readers_seed_reaches_every_figure(name):
+    """Every figure of the chapter samples or trains (none is pure theory): its last quick run, shrunk, repeats at
+    one seed and changes at another (seedcheck, without the timings)."""
+    from seedcheck import differing, outputs
+    from lscnb.experiments import roarnn as ex
+    assert set(ex.FIGURES) == {"ioj", "rnn_ioj", "moons", "digits", "copy", "adding", "ablation", "psmnist"}
+    run = shrunk(name, ex.FIGURES[name]("quick")[-1])
+    first, again, other = ({k: v for k, v in outputs(run, offset).items() if k not in TIMING} for offset in (0, 0, 1))
+    assert not differing(first, again), f"{name}: not repeatable at one seed"
+    assert differing(first, other), f"{name}: seed offset 1 gives seed 0's outputs"
 
 
 def test_roarnn_sequence_matches_the_cell_and_baselines_are_orthogonal():
@@ -177,7 +205,7 @@ def test_killed_deep_moons_run_resumes_without_losing_epochs(tmp_path, monkeypat
     from lscnb import train
     from lscnb.experiments import roarnn as ex
     cfg = dict(label="roaFNN", depth=30, width=2, rho=5.0, optimizer="adam", lr=0.05, epochs=4, seed=0)
-    straight = ex.moons_run(cfg, types.SimpleNamespace(checkpoint=None, progress=False))
+    straight = ex.moons_run(cfg, types.SimpleNamespace(seed=0, checkpoint=None, progress=False))
     ckpt = tmp_path / "deep.ckpt"
     save, calls = train._save, []
 
@@ -192,10 +220,10 @@ def test_killed_deep_moons_run_resumes_without_losing_epochs(tmp_path, monkeypat
 
     monkeypatch.setattr(train, "_save", save_then_die)
     with pytest.raises(Killed):
-        ex.moons_run(cfg, types.SimpleNamespace(checkpoint=ckpt, progress=False))
+        ex.moons_run(cfg, types.SimpleNamespace(seed=0, checkpoint=ckpt, progress=False))
     assert calls == [10, 20] and ckpt.exists()
     monkeypatch.setattr(train, "_save", save)
-    resumed = ex.moons_run(cfg, types.SimpleNamespace(checkpoint=ckpt, progress=False))
+    resumed = ex.moons_run(cfg, types.SimpleNamespace(seed=0, checkpoint=ckpt, progress=False))
     assert len(resumed["mse"]) == 4
     np.testing.assert_allclose(resumed["mse"], straight["mse"], rtol=1e-5)
     assert resumed["seconds_per_iteration"] > 0 and resumed["peak_rss_mb"] > 0

@@ -56,7 +56,7 @@ def sensitivity_run(cfg: dict, ctx) -> dict:
     """Monte Carlo E h^2 and E s^2 at stationarity for every lam of the config, one input correlation rho."""
     hs, ss = [], []
     for lam in cfg["lams"]:
-        h, s = theory.monte_carlo(lam, cfg["rho"], cfg["chains"], seed=cfg["seed"], device=ctx.device)
+        h, s = theory.monte_carlo(lam, cfg["rho"], cfg["chains"], seed=ctx.seed, device=ctx.device)
         hs.append(h)
         ss.append(s)
     return {"mc_h": np.array(hs), "mc_s": np.array(ss)}
@@ -117,7 +117,7 @@ def show_sensitivity(col) -> None:
 # --------------------------------------------------------------------------------------------- Fig. 2
 def normalisation_run(cfg: dict, ctx) -> dict:
     """Forward-mode autodiff estimate of E[(dh/domega)^2] for the normalised, exp-reparametrised recurrence."""
-    return {"mc": np.array([theory.monte_carlo_reparametrised(lam, cfg["rho"], cfg["chains"], seed=cfg["seed"])
+    return {"mc": np.array([theory.monte_carlo_reparametrised(lam, cfg["rho"], cfg["chains"], seed=ctx.seed)
                             for lam in cfg["lams"]])}
 
 
@@ -188,11 +188,11 @@ def make_student(model: str, n: int, nu0: float, seed: int, theta0: float = math
 def teacher_run(cfg: dict, ctx) -> dict:
     """Train one student on fresh teacher sequences with Adam and a cosine schedule (peak ``lr`` to 1e-7);
     the final loss is the mean training loss of the last 10% of steps (raw and normalised by 1/2 Var y*)."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     theta0 = cfg.get("theta0", math.pi)
-    teacher = Teacher(10, nu0=cfg["nu0"], theta0=theta0, seed=1000 + cfg["seed"])
-    student = make_student(cfg["model"], cfg["student"], cfg["nu0"], cfg["seed"], theta0)
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    teacher = Teacher(10, nu0=cfg["nu0"], theta0=theta0, seed=1000 + ctx.seed)  # a new teacher per seed, as the paper
+    student = make_student(cfg["model"], cfg["student"], cfg["nu0"], ctx.seed, theta0)
+    gen = torch.Generator().manual_seed(ctx.seed)
     steps, lr = cfg["steps"], cfg["lr"]
     holder = {}
 
@@ -341,14 +341,14 @@ def hessian_run(cfg: dict, ctx) -> dict:
     """Hessian of the loss at the optimum (float64) for the students ``cfg["students"]`` (dense and complex diagonal
     by default, Fig. 4A, B; ``lru`` Fig. 9A; ``s4`` / ``s4_1`` the S4 with Delta = 0.01 / 1, Fig. 9B) of one 4-unit,
     two-conjugate-pair teacher, with its spectrum and eigenvector localisation."""
-    system = conjugate_pair_system(cfg["seed"], nu=cfg["nu"])
+    system = conjugate_pair_system(ctx.seed, nu=cfg["nu"])
     students = {"dense": DenseLinearRNN.from_system(system["A"], system["B"], system["C"], system["D"]),
                 "diag": DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"]),
                 "lru": DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"], param="exp")}
     students.update({name: DiagonalS4.from_system(system["lam"], system["b"], system["c"], system["D"], delta=delta)
                      for name, delta in S4_DELTAS.items()})
 
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    gen = torch.Generator().manual_seed(ctx.seed)
     x = torch.randn(cfg["batch"], cfg["length"], generator=gen, dtype=torch.float64)
     with torch.no_grad():
         y = students["dense"](x)
@@ -603,7 +603,7 @@ def show_adam_lr(col, models=("dense", "complex")) -> None:
         if not found:
             continue
         r, a = found[0], ax[0, i]
-        rng = np.random.default_rng(0)
+        rng = np.random.default_rng(0)  # horizontal jitter of the dots only: fixed, so the picture does not move
         for j, g in enumerate(ADAM_GROUPS[model]):
             v = r[f"lr_{g}"]
             a.plot(j + 0.15 * rng.standard_normal(v.size), v, ".", markersize=3, alpha=0.6, color=f"C{j}")
@@ -661,8 +661,8 @@ PAPER_DEEP = ("official notebook (Fig. 13, per layer, d = 256, T = 512): cRNN λ
               "1.3e-3–1.7e-2")
 
 
-def deep_inputs(cfg: dict) -> torch.Tensor:
-    """The inputs of Figs. 5 and 12: ``cfg["data"]`` is ``bert_like`` (offline, seeded by ``data_seed``) or
+def deep_inputs(cfg: dict, seed: int) -> torch.Tensor:
+    """The inputs of Figs. 5 and 12: ``cfg["data"]`` is ``bert_like`` (offline, drawn from ``seed``) or
     ``wikipedia`` (the paper's pipeline; needs a network and ``transformers``)."""
     from ..data import embeddings
     n = cfg["batch"] * cfg["batches"]
@@ -670,7 +670,7 @@ def deep_inputs(cfg: dict) -> torch.Tensor:
         return embeddings.bert_wikipedia(n, cfg["length"])
     if cfg["data"] != "bert_like":
         raise ValueError(f"data must be 'bert_like' or 'wikipedia', got {cfg['data']!r}")
-    gen = torch.Generator().manual_seed(cfg["data_seed"])
+    gen = torch.Generator().manual_seed(seed)
     return embeddings.bert_like(n, cfg["length"], cfg["d_in"], generator=gen)
 
 
@@ -679,10 +679,10 @@ def deep_run(cfg: dict, ctx) -> dict:
     inputs, batch by batch: mean |h|^2 of each recurrent layer and each block output, and the mean squared gradient
     of the next-token loss per parameter group (aggregate and per layer), averaged over the batches."""
     from ..models.deep_recurrent import DeepRecurrentNet, signal_propagation
-    x = deep_inputs(cfg).to(ctx.device)
+    x = deep_inputs(cfg, cfg["data_seed"] + ctx.seed).to(ctx.device)
     kind, norm = DEEP_MODELS[cfg["model"]]
     model = DeepRecurrentNet(x.shape[-1], kind=kind, d_model=cfg["d_model"], depth=cfg["depth"], nu0=cfg["nu0"],
-                             norm=norm, seed=cfg["seed"]).to(ctx.device)
+                             norm=norm, seed=ctx.seed).to(ctx.device)
     outs = [signal_propagation(model, xb) for xb in x.split(cfg["batch"])]
     mean = lambda vals: np.mean(np.array(vals, dtype=float), axis=0)  # noqa: E731
     return {"h2": mean([o["h2"] for o in outs]).tolist(), "out2": mean([o["out2"] for o in outs]).tolist(),
@@ -816,7 +816,7 @@ AUTOCORR_SIZES = {"quick": dict(batch=64, length=512, d_in=96, max_lag=256),
 def autocorrelation_run(cfg: dict, ctx) -> dict:
     """Fig. 12: the empirical autocorrelation of the inputs of Fig. 5, and its two-component log-linear fit."""
     from ..data import embeddings
-    x = deep_inputs(dict(cfg, batches=1))
+    x = deep_inputs(dict(cfg, batches=1), cfg["data_seed"] + ctx.seed)
     R = embeddings.autocorrelation(x, cfg["max_lag"])
     return {"R": R, **{f"fit_{k}": v for k, v in embeddings.fit_two_component(R).items()}}
 
@@ -859,7 +859,7 @@ def gated_run(cfg: dict, ctx) -> dict:
     BERT-like inputs: ``h_{T,i}^2`` and ``(dh_{T,i}/db_{f,i})^2`` of every unit, with its time constant T."""
     from ..data.embeddings import bert_like
     from ..models.deep_recurrent import SimplifiedGRU
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    gen = torch.Generator().manual_seed(ctx.seed)
     x = bert_like(cfg["networks"], cfg["length"], cfg["d_in"], generator=gen)
     net = SimplifiedGRU(cfg["d_in"], cfg["d"], networks=cfg["networks"], gates=cfg["gates"], t_min=cfg["t_min"],
                         t_max=cfg["t_max"], generator=gen).to(ctx.device)
@@ -911,7 +911,7 @@ def show_gated(col) -> None:
     grid = np.linspace(1, 256, 200)
     exact = gated_theory(grid, col[0].config["length"])
     stationary = gated_theory(grid)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(0)  # which units are drawn as dots (display only): fixed
     for j, gates in enumerate(GATE_LABELS):
         found = col.where(gates=gates)
         if not found:
@@ -951,7 +951,7 @@ def gru_jacobian_run(cfg: dict, ctx) -> dict:
     from ..data.embeddings import bert_like
     from ..jacobian import time_jacobians
     from ..models.deep_recurrent import ChronoGRU
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    gen = torch.Generator().manual_seed(ctx.seed)
     x = bert_like(1, cfg["length"], cfg["d_in"], generator=gen, dtype=torch.float64)
     gru = ChronoGRU(cfg["d_in"], cfg["d"], t_min=cfg["t_min"], t_max=cfg["t_max"], scale_x=cfg["scale_x"],
                     scale_h=cfg["scale_h"], generator=gen).double()
@@ -1025,7 +1025,7 @@ def show_similarity(rhos=SIMILARITY_RHOS, lam0: complex = SIMILARITY_LAM0) -> No
         a.grid(False)
     fig.colorbar(im, ax=ax[0, -1], label="|S(λ, λ₀)|")
     plot.show(fig, note=f"Closed form (no simulation). + marks λ₀ = 0.99 e^(iπ/4), × its conjugate. The paper's Fig. 8 "
-                        "was drawn with the printed eq. 134, about 2× too low at intermediate ρ (table below).")
+                        "was drawn with the printed eq. 134, too low by about 1 + ρ at the conjugate (table below).")
 
 
 def similarity_table(rhos=SIMILARITY_RHOS, lam0: complex = SIMILARITY_LAM0) -> list[dict]:
@@ -1049,12 +1049,13 @@ def concentrated_hessian(theta0: float, rho: float = 0.0, seed: int = 0, n: int 
     return theory.hessian_diagonal_theory(lam, b, c, rho)
 
 
-def concentration_table(seeds: int = 20) -> list[dict]:
-    """Median (and range) over seeds of the off-diagonal share of eq. 143, per theta0 and rho."""
+def concentration_table(seeds: int = 20, first: int = 0) -> list[dict]:
+    """Median (and range) over draws ``first, ..., first + seeds - 1`` of the off-diagonal share of eq. 143, per
+    theta0 and rho."""
     rows = []
     for rho in (0.0, 0.99):
         for theta0 in CONCENTRATION_THETA0:
-            f = [theory.offdiagonal_fraction(concentrated_hessian(theta0, rho, s)) for s in range(seeds)]
+            f = [theory.offdiagonal_fraction(concentrated_hessian(theta0, rho, s)) for s in range(first, first + seeds)]
             rows.append({"ρ": rho, "θ₀ / π": theta0 / math.pi, "median off-diagonal share": float(np.median(f)),
                          "min": float(np.min(f)), "max": float(np.max(f))})
     return rows

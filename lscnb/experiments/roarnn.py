@@ -59,7 +59,7 @@ def ioj_run(cfg: dict, ctx) -> dict:
     the vanilla MLP with the same weights, at random inputs, over seeds; sigma_max of the drawn weights."""
     n, depth = cfg["width"], cfg["depth"]
     roa_lo, roa_hi, van_hi, sig = [], [], [], []
-    for seed in range(cfg["seeds"]):
+    for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
         x = torch.randn(n, generator=torch.Generator().manual_seed(100 + seed))
         out = {}
         for name, rho in (("roa", cfg["rho"]), ("vanilla", None)):
@@ -123,10 +123,10 @@ def rnn_ioj_run(cfg: dict, ctx) -> dict:
     """All log singular values of dx_T/dx_1 for a roaRNN (alpha = rho / T) and an Elman RNN with the same weights,
     ReLU, random inputs."""
     T, n = cfg["length"], cfg["width"]
-    x = torch.randn(1, T, 1, generator=torch.Generator().manual_seed(cfg["seed"]), dtype=torch.float64)
+    x = torch.randn(1, T, 1, generator=torch.Generator().manual_seed(ctx.seed), dtype=torch.float64)
     out = {}
     for name, alpha in (("roa", cfg["rho"] / T), ("vanilla", 1.0)):
-        cell = RoaRNNCell(1, n, alpha=alpha, init_std=cfg["init_std"], seed=cfg["seed"]).double()
+        cell = RoaRNNCell(1, n, alpha=alpha, init_std=cfg["init_std"], seed=ctx.seed).double()
         J, _ = jacobian.time_jacobians(cell, x)
         out[name] = jacobian.product_log_singular_values(J[0, 1:].detach())
         if name == "roa":
@@ -162,9 +162,9 @@ def moons_run(cfg: dict, ctx) -> dict:
     """Train one network on the double moon (batch 100) with ``lscnb.train.fit``, checkpointing every epoch (so a
     killed 50,000-layer run resumes where it stopped); MSE after every epoch, its output on a grid, and what the
     run cost: seconds per iteration and the process's peak resident memory (an upper bound for this run)."""
-    x, y = double_moon(1000, d=1.0, seed=0)
-    net = RoaFNN(2, cfg["width"], 1, cfg["depth"], rho=cfg["rho"], seed=cfg["seed"])
-    g = torch.Generator().manual_seed(cfg["seed"])
+    x, y = double_moon(1000, d=1.0, seed=0)  # the data set, fixed: show_moons draws these same points
+    net = RoaFNN(2, cfg["width"], 1, cfg["depth"], rho=cfg["rho"], seed=ctx.seed)
+    g = torch.Generator().manual_seed(ctx.seed)
     perms = [torch.randperm(1000, generator=g) for _ in range(cfg["epochs"])]
 
     def batch(k):  # batch k % 10 of epoch k // 10, in the order the epoch's shuffle gives
@@ -236,11 +236,11 @@ def digits_run(cfg: dict, ctx) -> dict:
     """Classify permuted sequential digits (one pixel per step) from the last state; test accuracy per epoch."""
     from sklearn.datasets import load_digits
     d = load_digits()
-    perm = np.random.RandomState(0).permutation(64)
+    perm = np.random.RandomState(0).permutation(64)  # the task's pixel permutation, fixed (as the paper's psMNIST)
     x = torch.tensor(d.data[:, perm] / 16.0, dtype=torch.float32).unsqueeze(-1)
     y = torch.tensor(d.target)
     xtr, ytr, xte, yte = x[:1400], y[:1400], x[1400:], y[1400:]
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     n = cfg["width"]
     if cfg["model"] == "vanilla":
         rnn = torch.nn.RNN(1, n, nonlinearity="relu", batch_first=True)
@@ -248,7 +248,7 @@ def digits_run(cfg: dict, ctx) -> dict:
         run = lambda xb: rnn(xb)[0][:, -1]
         params = list(rnn.parameters())
     else:
-        cell = RoaRNNCell(1, n, alpha=cfg["rho"] / 64, seed=cfg["seed"],
+        cell = RoaRNNCell(1, n, alpha=cfg["rho"] / 64, seed=ctx.seed,
                           method="identity" if cfg["model"] == "eye" else "paper")
 
         def run(xb):
@@ -263,7 +263,7 @@ def digits_run(cfg: dict, ctx) -> dict:
         torch.nn.init.normal_(head.weight)
         torch.nn.init.normal_(head.bias)
     opt = torch.optim.Adam(params + list(head.parameters()), lr=cfg["lr"])
-    g = torch.Generator().manual_seed(cfg["seed"])
+    g = torch.Generator().manual_seed(ctx.seed)
     acc = []
     for epoch in range(cfg["epochs"]):
         order = torch.randperm(len(ytr), generator=g)
@@ -315,13 +315,13 @@ NAMES = {"roa": "roaRNN (random O)", "eye": "eyeRNN (O = I)", "vanilla": "vanill
 COLORS = {"roa": "C1", "eye": "C2", "vanilla": "C0", "lstm": "C4"}
 
 
-def sequence_model(cfg: dict, d_in: int, d_out: int, readout: str) -> torch.nn.Module:
-    """The model a task run names: ``roa``/``eye`` (eqs. 19-20, N(0,1) init, alpha from the config) or the paper's
-    ``vanilla``/``lstm`` baselines."""
+def sequence_model(cfg: dict, d_in: int, d_out: int, readout: str, seed: int) -> torch.nn.Module:
+    """The model a task run names, initialised from ``seed``: ``roa``/``eye`` (eqs. 19-20, N(0,1) init, alpha from
+    the config) or the paper's ``vanilla``/``lstm`` baselines."""
     if cfg["model"] in ("roa", "eye"):
         return RoaRNN(d_in, cfg["width"], d_out, alpha=cfg["alpha"], activation=cfg.get("activation", "relu"),
-                      method="identity" if cfg["model"] == "eye" else "paper", readout=readout, seed=cfg["seed"])
-    torch.manual_seed(cfg["seed"])
+                      method="identity" if cfg["model"] == "eye" else "paper", readout=readout, seed=seed)
+    torch.manual_seed(seed)
     return PaperBaseline("rnn" if cfg["model"] == "vanilla" else "lstm", d_in, cfg["width"], d_out, readout=readout)
 
 
@@ -344,9 +344,9 @@ def copy_run(cfg: dict, ctx) -> dict:
     """Copy memory (Fig. 2): S = 10 symbols, a lag of L blanks, the marker, S - 1 blanks (T = L + 2S), batches drawn
     fresh every step; cross-entropy over all T steps, and the accuracy on the last S steps of a held-out batch."""
     L, S = cfg["lag"], cfg["symbols"]
-    base = 1_000_003 * (cfg["seed"] + 1)
+    base = 1_000_003 * (ctx.seed + 1)
     batch = lambda k: copy_memory(cfg["batch"], L, length=S, recall_at_marker=True, seed=base + k)  # noqa: E731
-    xv, yv = copy_memory(256, L, length=S, recall_at_marker=True, seed=7)
+    xv, yv = copy_memory(256, L, length=S, recall_at_marker=True, seed=7)  # held-out batch: the same for every seed
     ce = lambda m, x, y: torch.nn.functional.cross_entropy(m(x).flatten(0, 1), y.flatten())  # noqa: E731
 
     def evaluate(m):
@@ -355,19 +355,19 @@ def copy_run(cfg: dict, ctx) -> dict:
         return {"ce": torch.nn.functional.cross_entropy(logits.flatten(0, 1), yd.flatten()),
                 "accuracy": (logits[:, -S:].argmax(-1) == yd[:, -S:]).float().mean()}
 
-    hist = _train(sequence_model(cfg, 10, 9, "all"), cfg, ctx, batch, ce, evaluate)
+    hist = _train(sequence_model(cfg, 10, 9, "all", ctx.seed), cfg, ctx, batch, ce, evaluate)
     return {**_curves(hist, ("ce", "accuracy")), "baseline": copy_memory_baseline(L, length=S, recall_at_marker=True)}
 
 
 def adding_run(cfg: dict, ctx) -> dict:
     """Adding problem (Fig. 3): batches drawn fresh every step, MSE read from the last state; held-out MSE on a
     fixed batch every ``eval_every`` steps (the paper: on a fresh batch every 100 steps)."""
-    base = 1_000_003 * (cfg["seed"] + 1)
+    base = 1_000_003 * (ctx.seed + 1)
     batch = lambda k: adding_problem(cfg["batch"], cfg["length"], seed=base + k)  # noqa: E731
-    xv, yv = adding_problem(500, cfg["length"], seed=7)
+    xv, yv = adding_problem(500, cfg["length"], seed=7)  # held-out batch: the same for every seed
     mse = lambda m, x, y: torch.nn.functional.mse_loss(m(x), y)  # noqa: E731
     evaluate = lambda m: {"mse": mse(m, xv.to(next(m.parameters()).device), yv.to(next(m.parameters()).device))}  # noqa: E731
-    return _curves(_train(sequence_model(cfg, 2, 1, "last"), cfg, ctx, batch, mse, evaluate), ("mse",))
+    return _curves(_train(sequence_model(cfg, 2, 1, "last", ctx.seed), cfg, ctx, batch, mse, evaluate), ("mse",))
 
 
 def copy_runs(scale: str, models=("vanilla", "lstm", "roa")) -> list[Run]:
@@ -399,8 +399,8 @@ def step_saved_bytes(cfg: dict, task: str, T: int, B: int) -> int:
     counted by :func:`lscnb.memprof.saved_tensor_bytes` on the CPU (cuDNN's LSTM keeps its own reserve buffer)."""
     checks.one_of(task, ("copy", "adding"), "task")
     d_in, d_out, readout = (10, 9, "all") if task == "copy" else (2, 1, "last")
-    model = sequence_model({**cfg, "alpha": cfg.get("alpha") or 0.5}, d_in, d_out, readout)
-    g = torch.Generator().manual_seed(0)
+    model = sequence_model({**cfg, "alpha": cfg.get("alpha") or 0.5}, d_in, d_out, readout, 0)
+    g = torch.Generator().manual_seed(0)  # measures memory only: any weights and inputs do
     x = torch.nn.functional.one_hot(torch.randint(d_in, (B, T), generator=g), d_in).float()
     if task == "copy":
         y = torch.randint(d_out, (B, T), generator=g)
@@ -516,7 +516,7 @@ def _psmnist_data(cfg: dict):
     stand-in permuted the same way (``"digits"``, T = 64, 1,400 / 397)."""
     if cfg["source"] == "digits":
         x, y = digits_sequences()
-        x = x[:, torch.from_numpy(np.random.RandomState(0).permutation(64))]
+        x = x[:, torch.from_numpy(np.random.RandomState(0).permutation(64))]  # the paper's permutation, fixed: part of the task
         return x[:1400], y[:1400], x[1400:], y[1400:]
     train_set = load_mnist("train", fallback=False)  # the real files (or a download), never a subset
     test_set = load_mnist("test", fallback=False)
@@ -532,7 +532,7 @@ def psmnist_run(cfg: dict, ctx) -> dict:
     xtr, ytr, xte, yte, *source = _psmnist_data(cfg)
     device = torch.device(ctx.device)
     T, per_epoch = xtr.shape[1], len(ytr) // 100
-    model = RoaRNN(1, cfg["width"], 10, alpha=cfg["rho"] / T, readout="last", seed=cfg["seed"]).to(device)
+    model = RoaRNN(1, cfg["width"], 10, alpha=cfg["rho"] / T, readout="last", seed=ctx.seed).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
     orders = {}
 
@@ -540,7 +540,7 @@ def psmnist_run(cfg: dict, ctx) -> dict:
         e = k // per_epoch
         if e not in orders:
             orders.clear()
-            orders[e] = torch.randperm(len(ytr), generator=torch.Generator().manual_seed(1000 * cfg["seed"] + e))
+            orders[e] = torch.randperm(len(ytr), generator=torch.Generator().manual_seed(1000 * ctx.seed + e))
         idx = orders[e][k % per_epoch * 100:(k % per_epoch + 1) * 100]
         return xtr[idx].to(device), ytr[idx].to(device)
 
