@@ -63,19 +63,45 @@ def test_bad_arguments_name_themselves():
         RelRNN(3, 4, nu=0)
 
 
+SHRINK = dict(seeds=1, width=8, length=20, steps=5, lams=[0.5], T=6, L=2, batch=4, eval_batch=8, grad_T=12,
+              grad_batch=2, transfer=[1, 2], train_tokens=3000, valid_tokens=400, test_tokens=400, bptt=12,
+              embedding=4, n_train=64, n_valid=32, n_test=32, real_only=False)
+
+
+def _shrunk(name: str):
+    """The first full-profile run of figure ``name`` with its sizes cut to seconds."""
+    from lscnb.experiments import relevancy as ex
+    from lscnb.sweep import Run
+    run = ex.FIGURES[name]("full")[0]
+    cfg = {**run.config, **{k: v for k, v in SHRINK.items() if k in run.config}}
+    if name == "memory":
+        cfg.update(T=12, batch=2, width=8)
+    return Run(run.chapter, run.figure, run.name, run.fn, cfg)
+
+
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import relevancy as ex
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
-    shrink = dict(seeds=1, width=8, length=20, steps=5, lams=[0.5], T=6, L=2, batch=4, eval_batch=8, grad_T=12,
-                  grad_batch=2, transfer=[1, 2], train_tokens=3000, valid_tokens=400, test_tokens=400, bptt=12,
-                  embedding=4, n_train=64, n_valid=32, n_test=32, real_only=False)
-    for name, build in ex.FIGURES.items():
-        run = build("full")[0]
-        cfg = {**run.config, **{k: v for k, v in shrink.items() if k in run.config}}
-        if name == "memory":
-            cfg.update(T=12, batch=2, width=8)
-        assert run.fn(cfg, ctx), name
+    for name in ex.FIGURES:
+        run = _shrunk(name)
+        assert run.fn(dict(run.config), ctx), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+
+
+DETERMINISTIC = {"propagation": "closed-form recursion, no random draw",
+                 "memory": "byte and state counts, which depend on the sizes only, not on weights or data"}
+
+
+@pytest.mark.parametrize("name", ["reach", "copy", "denoise", "dense", "screening", "buffer"])
+def test_seed_reaches_every_figure_that_trains_or_samples(name):
+    from seedcheck import assert_seed_reaches
+    assert_seed_reaches(_shrunk(name))
+
+
+def test_every_figure_is_seed_tested_or_deterministic():
+    from lscnb.experiments import relevancy as ex
+    tested = {"reach", "copy", "denoise", "dense", "screening", "buffer"}
+    assert tested | set(DETERMINISTIC) == set(ex.FIGURES) and not tested & set(DETERMINISTIC)
 
 
 # ----------------------------------------------------------------------------------- models, tasks, memory
