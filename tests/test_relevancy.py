@@ -296,8 +296,9 @@ def _golden(name: str, model) -> tuple:
     (h * torch.tensor(d["R"]).transpose(0, 1)).sum().backward()
     if model.cell == "lstm":
         lstm, n = model.lstm, model.n
-        grads = {f"{g}.weight": torch.cat([lstm.weight_hh.grad[k * n:(k + 1) * n], lstm.weight_ih.grad[k * n:(k + 1) * n]], 1)
-                 for k, g in enumerate(gates)}
+        rows = [slice(k * n, (k + 1) * n) for k in range(4)]
+        grads = {f"{g}.weight": torch.cat([lstm.weight_hh.grad[r], lstm.weight_ih.grad[r]], 1)
+                 for g, r in zip(gates, rows)}
         grads.update({f"{g}.bias": lstm.bias_ih.grad[k * n:(k + 1) * n] for k, g in enumerate(gates)})
     else:
         grads = {"U.weight": model.U.weight.grad, "U.bias": model.U.bias.grad, "V.weight": model.V.weight.grad}
@@ -317,8 +318,8 @@ def test_models_match_the_authors_code(name):
     (and the oldest state leaves it) before the step attends; the readout is h_t."""
     d0 = np.load(GOLDEN / f"relevancy_{name}.npz")
     nu, rho = int(d0["nu"]), int(d0["rho"])
-    model = {"relrnn": lambda: RelRNN(3, 4, nu=nu, rho=rho), "rellstm": lambda: RelRNN(3, 4, nu=nu, rho=rho, cell="lstm"),
-             "memrnn": lambda: MemRNN(3, 4)}[name]()
+    model = {"relrnn": lambda: RelRNN(3, 4, nu=nu, rho=rho), "memrnn": lambda: MemRNN(3, 4),
+             "rellstm": lambda: RelRNN(3, 4, nu=nu, rho=rho, cell="lstm")}[name]()
     h_err, g_err, d = _golden(name, model)
     assert h_err < 1e-10 and g_err < 1e-10, (h_err, g_err)
     if name != "memrnn":      # the code's slots were replaced: the test covers the streaming top-rho

@@ -627,7 +627,8 @@ def dense_run(cfg: dict, ctx) -> dict:
     """Table 4.3: train one model on pMNIST (classify from the last step) or PTB characters (next-character
     prediction at every step), evaluating on the validation and test sets every ``eval_every`` steps (default:
     once per epoch); the test score reported is the one at the best validation score."""
-    task, kind, device = checks.one_of(cfg["task"], ("pmnist", "ptb"), "task"), cfg["model"], getattr(ctx, "device", "cpu")
+    task = checks.one_of(cfg["task"], ("pmnist", "ptb"), "task")
+    kind, device = cfg["model"], getattr(ctx, "device", "cpu")
     torch.manual_seed(ctx.seed)
     gen = torch.Generator().manual_seed(ctx.seed)
     if task == "pmnist":

@@ -129,7 +129,7 @@ class RelRNN(nn.Module):
 
 
 class MemRNN(RelRNN):
-    """Full self-attention over every state so far, h_t included (thesis's MemRNN): a RelRNN whose buffer never evicts."""
+    """Full self-attention over every state so far, h_t included (thesis's MemRNN): a RelRNN that never evicts."""
 
     def __init__(self, input_size: int, hidden_size: int, *, cell: str = "rnn"):
         super().__init__(input_size, hidden_size, nu=FULL, rho=0, cell=cell)
