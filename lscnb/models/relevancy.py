@@ -1,15 +1,22 @@
-"""Self-attentive RNNs with relevancy screening (Kerg et al. 2020; thesis ch. 4, Algorithm 1, code form).
+"""Self-attentive RNNs with relevancy screening (Kerg et al. 2020; thesis ch. 4, Algorithm 1), in the form of the
+authors' code (bhargav104/MemoryNets, ``RelMemRNN`` in RNN.py and ``RelLSTM`` in LSTM.py; golden tests in
+tests/test_relevancy.py).
 
-At every step ``h_t = tanh(U x_t + V s_{t-1})``; the memory holds the last ``nu`` states (a FIFO buffer) and up to
-``rho`` long-term *relevant* states; additive attention ``e_i = v^T tanh(W_a s_{t-1} + U_a m_i)`` over the memory
-gives ``c_t``, and ``s_t = (h_t + c_t)/2``. A state's relevance score is the attention it received while in the
-buffer (detached); when it leaves the buffer it takes a free long-term slot, or replaces the lowest-scored one
-if its score is larger (a streaming top-rho). Stored states keep their graph, so gradients flow through the
-skip connections. ``nu >= T`` with ``rho = 0`` is full self-attention (MemRNN); memory and compute are
-``O(nu + rho)`` per step instead of ``O(t)``. ``cell="lstm"`` is RelLSTM: the LSTM gates read ``s_{t-1}`` in
-place of ``h_{t-1}`` (the code's form).
+At every step ``h_t = tanh(U x_t + V s_{t-1})`` (``s_{-1} = 0``); ``h_t`` joins the short-term buffer (the last
+``nu`` states, FIFO), and the state that leaves the buffer, ``h_{t-nu}``, takes a free long-term slot or replaces
+the lowest-scored one of the ``rho`` slots if its relevance score is larger (a streaming top-rho); only then does
+the step attend: ``c_t = sum_i alpha_i m_i`` over ``M_t = [h_{t-nu+1}..h_t] + R_t`` with additive alignment
+``e_i = v^T tanh(W_a s_{t-1} + U_a m_i)`` (empty slots masked), and ``s_t = (h_t + c_t)/2`` (the code's mean; the
+thesis writes the sum). A state's relevance score is the attention it received while in the buffer (detached,
+``nu`` steps including its own). Stored states keep their graph, so gradients flow through the skip connections.
+The model's output at step t is ``h_t``, which the authors' tasks read out (``macro=True`` gives ``s_t``).
+``nu >= T`` with ``rho = 0`` is full self-attention (MemRNN); memory and compute are ``O(nu + rho)`` per step
+instead of ``O(t)``. ``cell="lstm"`` is RelLSTM: the LSTM gates read ``s_{t-1}`` in place of ``h_{t-1}``.
 
-:class:`Tagger` puts a per-step linear readout on any of the chapter's models (``make_tagger``): the plain tanh RNN,
+Initialisation is lscnb's, not the code's (which uses a Henaff-orthogonal ``V``, Xavier/Kaiming ``U`` and a
+Xavier-normal ``v``): here ``V`` is Haar-orthogonal, ``U``, ``W_a``, ``U_a`` PyTorch's default, ``v ~ N(0, 1/n)``.
+
+:class:`Tagger` puts a per-step linear readout on any of the chapter's models (``make_core``): the plain tanh RNN,
 the orthogonal RNN, the LSTM, MemRNN, RelRNN and RelLSTM, all returning logits (B, T, classes).
 """
 from __future__ import annotations
@@ -58,12 +65,13 @@ class RelRNN(nn.Module):
         return torch.tanh(self.U(x) + self.V(s)), mem_c
 
     def forward(self, x: torch.Tensor, return_attention: bool = False, *, pin: tuple = (), attention: bool = True,
-                hidden: list | None = None):
-        """Macro-states s_t (B, T, N) for inputs (B, T, D); with ``return_attention`` also the list of
-        (memory indices, weights) per step (index -1: an empty slot, weight 0). ``pin``: steps whose states are
-        kept in long-term memory whatever their score (an oracle screening, for the gradient checks);
-        ``attention=False`` is the plain RNN with the same weights; ``hidden``, if a list, receives every h_t
-        (with retained gradients). ``self.memory_trace`` records the number of stored states attended at each step."""
+                hidden: list | None = None, macro: bool = False):
+        """States h_t (B, T, N) for inputs (B, T, D), what the authors' tasks read out (``macro``: the macro-states
+        s_t instead); with ``return_attention`` also the list of (memory indices, weights) per step (index -1: an
+        empty slot, weight 0). ``pin``: steps whose states are kept in long-term memory whatever their score (an
+        oracle screening, for the gradient checks); ``attention=False`` is the plain RNN with the same weights
+        (``s_t = h_t``); ``hidden``, if a list, receives every h_t (with retained gradients).
+        ``self.memory_trace`` records the number of memory entries (buffer and slots) attended at each step."""
         checks.tensor(x, "x", ndim=3)
         B, T, _ = x.shape
         buf, buf_idx = [], []
@@ -78,23 +86,12 @@ class RelRNN(nn.Module):
             if hidden is not None:
                 h.retain_grad()
                 hidden.append(h)
-            if attention and (buf or self.rho and bool((slot_idx >= 0).any())):
-                mem = torch.cat([torch.stack(buf, 1) if buf else x.new_zeros(B, 0, self.n), slots], 1)
-                filled = torch.cat([torch.ones(B, len(buf), dtype=torch.bool, device=x.device), slot_idx >= 0], 1)
-                e = torch.tanh(self.Wa(s).unsqueeze(1) + self.Ua(mem)) @ self.va
-                a = torch.softmax(e.masked_fill(~filled, -math.inf), -1)
-                c = (a.unsqueeze(-1) * mem).sum(1)
-                buf_score = buf_score + a[:, :len(buf)].detach()
-                if return_attention:
-                    idx = torch.tensor(buf_idx, dtype=torch.long, device=x.device).expand(B, -1)
-                    attn.append((torch.cat([idx, slot_idx], 1), a.detach()))
-                self.memory_trace.append(mem.shape[1])
-                s = 0.5 * (h + c)
-            else:
+            if not attention:
                 self.memory_trace.append(0)
                 s = h
-            out.append(s)
-            buf.append(h)
+                out.append(h)
+                continue
+            buf.append(h)                       # h_t joins the buffer, the oldest state leaves, then attend
             buf_idx.append(t)
             buf_score = torch.cat([buf_score, x.new_zeros(B, 1)], 1)
             if len(buf) > self.nu:
@@ -104,6 +101,18 @@ class RelRNN(nn.Module):
                     if old_i in pin:
                         old_score = torch.full_like(old_score, math.inf)
                     slots, slot_idx, slot_score = self._admit(slots, slot_idx, slot_score, old, old_i, old_score)
+            mem = torch.cat([torch.stack(buf, 1), slots], 1)
+            filled = torch.cat([torch.ones(B, len(buf), dtype=torch.bool, device=x.device), slot_idx >= 0], 1)
+            e = torch.tanh(self.Wa(s).unsqueeze(1) + self.Ua(mem)) @ self.va
+            a = torch.softmax(e.masked_fill(~filled, -math.inf), -1)
+            c = (a.unsqueeze(-1) * mem).sum(1)
+            buf_score = buf_score + a[:, :len(buf)].detach()
+            if return_attention:
+                idx = torch.tensor(buf_idx, dtype=torch.long, device=x.device).expand(B, -1)
+                attn.append((torch.cat([idx, slot_idx], 1), a.detach()))
+            self.memory_trace.append(mem.shape[1])
+            s = 0.5 * (h + c)
+            out.append(s if macro else h)
         states = torch.stack(out, 1)
         return (states, attn) if return_attention else states
 
@@ -120,7 +129,7 @@ class RelRNN(nn.Module):
 
 
 class MemRNN(RelRNN):
-    """Full self-attention over all past states (thesis's MemRNN): a RelRNN whose buffer never evicts."""
+    """Full self-attention over every state so far, h_t included (thesis's MemRNN): a RelRNN that never evicts."""
 
     def __init__(self, input_size: int, hidden_size: int, *, cell: str = "rnn"):
         super().__init__(input_size, hidden_size, nu=FULL, rho=0, cell=cell)

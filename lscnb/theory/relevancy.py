@@ -66,12 +66,13 @@ def screened_gradients(T: int, events, *, nu: int, rho: int, lam: float = 0.9, b
     """``|dL/dh_t|`` for every t of the linearised self-attentive RNN with relevancy screening (Algorithm 1, code
     form; App. B.3's nu/rho trade-off), ``L = s_{T-1}``.
 
-    ``h_u = lam s_{u-1}``, ``s_u = (h_u + c_u)/2`` with ``c_u`` the attention over the last ``nu`` states and the
-    long-term set (``s_u = h_u`` while the memory is empty). Alignment is content-based and fixed: score ``boost``
-    for the states at ``events`` (the relevant inputs), 0 otherwise, softmax over the memory. A state's relevance is
-    the attention it received in the buffer; on leaving the buffer it takes a free long-term slot or replaces the
-    lowest-scored one if its relevance is larger (as :class:`lscnb.models.relevancy.RelRNN`). Returns the gradient
-    (T,), the stored set at the end, and the number of states attended per step."""
+    ``h_u = lam s_{u-1}``, ``s_u = (h_u + c_u)/2`` with ``c_u`` the attention over the buffer ``h_{u-nu+1}..h_u``
+    and the long-term set: as in the authors' code (and :class:`lscnb.models.relevancy.RelRNN`), ``h_u`` joins the
+    buffer and the state leaving it is screened *before* step u attends. Alignment is content-based and fixed: score
+    ``boost`` for the states at ``events`` (the relevant inputs), 0 otherwise, softmax over the memory. A state's
+    relevance is the attention it received in the buffer; on leaving the buffer it takes a free long-term slot or
+    replaces the lowest-scored one if its relevance is larger. Returns the gradient (T,), the stored set at the
+    end, and the number of states attended per step."""
     T, nu = checks.positive_int(T, "T"), checks.positive_int(nu, "nu")
     rho = checks.positive_int(rho, "rho", allow_zero=True)
     events = {checks.positive_int(int(e), "events", allow_zero=True) for e in events}
@@ -80,16 +81,6 @@ def screened_gradients(T: int, events, *, nu: int, rho: int, lam: float = 0.9, b
     buf, score, slots = deque(), {}, {}      # buffer indices, relevance per buffered index, slot index -> relevance
     attended = []                            # (indices, weights) per step
     for u in range(T):
-        mem = list(buf) + list(slots)
-        if mem:
-            e = np.array([boost if i in events else 0.0 for i in mem])
-            a = np.exp(e - e.max())
-            a /= a.sum()
-            for i, w in zip(mem[:len(buf)], a):
-                score[i] += w
-            attended.append((mem, a))
-        else:
-            attended.append(([], np.zeros(0)))
         buf.append(u)
         score[u] = 0.0
         if len(buf) > nu:
@@ -102,11 +93,18 @@ def screened_gradients(T: int, events, *, nu: int, rho: int, lam: float = 0.9, b
                 if s_old > slots[low]:
                     del slots[low]
                     slots[old] = s_old
+        mem = list(buf) + list(slots)
+        e = np.array([boost if i in events else 0.0 for i in mem])
+        a = np.exp(e - e.max())
+        a /= a.sum()
+        for i, w in zip(mem[:len(buf)], a):
+            score[i] += w
+        attended.append((mem, a))
     gs, gh = np.zeros(T), np.zeros(T)       # adjoints of s_u and h_u, reverse accumulation from L = s_{T-1}
     gs[-1] = 1.0
     for u in range(T - 1, -1, -1):
         mem, a = attended[u]
-        gh[u] += gs[u] * (0.5 if mem else 1.0)
+        gh[u] += 0.5 * gs[u]
         for i, w in zip(mem, a):
             gh[i] += 0.5 * w * gs[u]
         if u:
