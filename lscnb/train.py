@@ -12,7 +12,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 from tqdm.auto import tqdm
@@ -68,14 +68,16 @@ def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Calla
         lr: float = 1e-3, optimizer="adam", optimizer_kwargs: dict | None = None, clip: float | None = None,
         eval_fn: Callable[[torch.nn.Module], dict] | None = None, eval_every: int | None = None,
         checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 200, progress: bool = True,
-        desc: str = "train", after_step: Callable | None = None, device=None) -> History:
+        desc: str = "train", after_step: Callable | None = None, device=None,
+        generators: Sequence[torch.Generator] = ()) -> History:
     """Train ``model`` for ``steps`` steps of ``loss_fn(model, x, y)`` on ``batch_fn(step)``; return its History.
 
     ``clip`` clips the global gradient norm; ``eval_fn(model)`` returns metrics recorded every ``eval_every``
     steps and at the end; ``after_step(model, step)`` runs after each optimiser step (e.g. a projection).
     ``device`` moves the model there and every batch (tensors, or tuples/lists/dicts of them) with it; an
     ``eval_fn`` finds the device as ``next(model.parameters()).device``. ``checkpoint`` saves every
-    ``checkpoint_every`` steps and resumes from the file if it exists.
+    ``checkpoint_every`` steps and resumes from the file if it exists; ``generators`` (those ``batch_fn`` draws from)
+    are saved and restored with it, so a resumed run sees the batches an uninterrupted one would.
     """
     steps = checks.positive_int(steps, "steps")
     if clip is not None:
@@ -98,6 +100,8 @@ def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Calla
         torch.set_rng_state(state["rng"].cpu())
         if state.get("cuda_rng") is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all([r.cpu() for r in state["cuda_rng"]])
+        for gen, saved in zip(generators, state.get("generators", [])):
+            gen.set_state(saved.cpu())
     params = [p for p in model.parameters() if p.requires_grad]
     t0 = time.perf_counter() - hist.wall_time_s
     bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, initial=start, total=steps)
@@ -136,6 +140,7 @@ def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Calla
             hist.wall_time_s = time.perf_counter() - t0
             _save(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(), "history": hist.to_dict(),
                          "step": k + 1, "rng": torch.get_rng_state(),
+                         "generators": [gen.get_state() for gen in generators],
                          "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None})
     if eval_fn is not None and not hist.diverged:
         hist.evals.append({"step": steps, **_evaluate(model, eval_fn)})

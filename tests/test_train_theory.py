@@ -57,6 +57,31 @@ def test_checkpoint_resume_gives_identical_run(tmp_path):
     np.testing.assert_allclose(resumed.loss, straight.loss, rtol=1e-6)
 
 
+def test_resume_restores_the_generator_batches_are_drawn_from(tmp_path):
+    """A batch_fn drawing from its own generator: a killed run resumes onto the batches it would have seen."""
+    class Stop(Exception):
+        pass
+
+    def run(ckpt=None, stop=None):
+        gen = torch.Generator().manual_seed(3)
+
+        def batch(k):
+            return adding_problem(16, 10, generator=gen)
+
+        def after(model, k):
+            if k == stop:
+                raise Stop
+        return fit(_model(), batch, _mse, steps=30, lr=1e-2, progress=False, checkpoint=ckpt, checkpoint_every=10,
+                   after_step=after, generators=(gen,))
+
+    straight = run()
+    ckpt = tmp_path / "gen.ckpt"
+    with pytest.raises(Stop):
+        run(ckpt, stop=14)
+    resumed = run(ckpt)
+    np.testing.assert_allclose(resumed.loss, straight.loss, rtol=1e-6)
+
+
 def test_fit_moves_model_and_batches_to_device():
     """``device=``: the model and every batch go there (the meta device: no data, but placement is checked)."""
     from lscnb.train import to_device

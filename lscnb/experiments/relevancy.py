@@ -183,7 +183,7 @@ def train_run(cfg: dict, ctx) -> dict:
     orth = cfg["model"] == "orthRNN"
     hist = fit(model, batch_fn, loss_fn, steps=cfg["steps"], lr=cfg["lr"], optimizer="rmsprop" if orth else "adam",
                clip=1.0, checkpoint=getattr(ctx, "checkpoint", None), progress=getattr(ctx, "progress", False),
-               desc=f"{task} {cfg['model']} T={T}")
+               desc=f"{task} {cfg['model']} T={T}", generators=(gen,))
     lengths = [T * m for m in cfg["transfer"]]
     out = {"loss": np.array(hist.loss), "diverged": hist.diverged, "lengths": np.array(lengths),
            "baseline": cfg["L"] * np.log(cfg["symbols"]) / (T + 2 * cfg["L"]),
