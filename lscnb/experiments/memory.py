@@ -208,7 +208,7 @@ def teacher_run(cfg: dict, ctx) -> dict:
 
     hist = fit(student, lambda step: teacher.sample(cfg["batch"], cfg["length"], gen),
                lambda m, x, y: 0.5 * (m(x) - y).pow(2).mean(), steps=steps, lr=lr, optimizer=optimizer,
-               after_step=cosine, checkpoint=ctx.checkpoint, progress=False, device=ctx.device)
+               after_step=cosine, checkpoint=ctx.checkpoint, progress=False, device=ctx.device, generators=(gen,))
     tail = hist.loss[-max(1, steps // 10):]
     final = float("inf") if hist.diverged or not tail else float(np.mean(tail))
     scale = 0.5 * teacher.output_variance()

@@ -670,7 +670,7 @@ def dense_run(cfg: dict, ctx) -> dict:
     steps = cfg["steps"] or cfg["epochs"] * per_epoch
     hist = fit(model, batch_fn, loss_fn, steps=steps, lr=cfg["lr"], optimizer="adam", clip=1.0, eval_fn=eval_fn,
                eval_every=cfg["eval_every"] or per_epoch, checkpoint=getattr(ctx, "checkpoint", None),
-               progress=getattr(ctx, "progress", False), desc=f"{task} {kind}")
+               progress=getattr(ctx, "progress", False), desc=f"{task} {kind}", generators=(gen,))
     at, loss = _thin(hist.loss)
     out = {"loss_step": at, "loss": loss, "diverged": hist.diverged, "source": data["source"], "steps": steps,
            "loss_start": float(np.mean(hist.loss[:10])) if hist.loss else float("nan"),
