@@ -3,7 +3,11 @@ import pytest
 
 from lscnb import config
 from lscnb.experiments import gradients as ex
-from lscnb.sweep import RunContext
+from lscnb.sweep import Run, RunContext
+
+from seedcheck import assert_seed_reaches
+
+SMALL = dict(width=8, length=30, batch=2, seeds=1, radius_samples=3, depth=2, steps=3, fit_start=2, fit_stop=20)
 
 
 @pytest.fixture
@@ -22,8 +26,7 @@ def test_full_runs_are_well_formed_and_execute_when_shrunk(ctx):
         runs = build("full")
         assert len({r.key for r in runs}) == len(runs), name
         first = runs[0]
-        cfg = _shrunk(first, width=8, length=30, batch=2, seeds=1, radius_samples=3, depth=2, steps=3,
-                      fit_start=2, fit_stop=20)
+        cfg = _shrunk(first, **SMALL)
         out = first.fn(cfg, ctx)
         assert isinstance(out, dict) and out, name
 
@@ -32,3 +35,10 @@ def test_rate_run_reports_linear_radius_only_for_linear(ctx):
     run = [r for r in ex.rate_runs("quick") if r.config["activation"] == "tanh"][0]
     out = ex.rate_run(_shrunk(run, width=8, length=40, seeds=2, fit_start=2, fit_stop=30), ctx)
     assert out["rates"].shape == (2,) and out["radius_W"].size == 0 and out["profiles"].shape == (2, 40)
+
+
+@pytest.mark.parametrize("figure", sorted(ex.FIGURES))
+def test_the_readers_seed_reaches_every_figure(figure):
+    """Every figure draws weights or inputs (none is pure theory): SEED must change it, and only SEED."""
+    first = ex.FIGURES[figure]("full")[0]
+    assert_seed_reaches(Run(first.chapter, first.figure, first.name, first.fn, _shrunk(first, **dict(SMALL, seeds=2))))

@@ -11,6 +11,8 @@ from lscnb.models.ffn import DeepFFN
 from lscnb.pretrain import differentiable_radius, final_radii, pretrain_ffn, pretrain_stack, stack_transitions
 from lscnb.theory import lsc as theory
 
+from seedcheck import assert_seed_reaches
+
 
 def test_parallel_summation_identity():
     for T in range(20):
@@ -105,24 +107,43 @@ def test_bad_arguments_name_themselves():
         theory.path_count(-1, 3)
 
 
+SMALL = {"lemma1": dict(n=8, samples=4), "corollary": dict(width=8, depth=4, seeds=1),
+         "deep_gru": dict(depth=2, width=6, length=12, steps=2), "ffn": dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3]),
+         "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
+         "lru": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000,
+                     real_data=False),
+         "lru_table": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4,
+                           limit=5000, real_data=False),
+         "covariance": dict(width=6, pre_steps=2, batch=8, limit=40),
+         "lr_grid": dict(width=6, steps=2, batch=4, limit=40)}
+"""Each figure's run shrunk to a fraction of a second (the chapter's full configurations otherwise)."""
+
+
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import lsc as ex
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
-    small = {"lemma1": dict(n=8, samples=4), "corollary": dict(width=8, depth=4, seeds=1),
-             "deep_gru": dict(depth=2, width=6, length=12, steps=2), "ffn": dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3]),
-             "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
-             "lru": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000,
-                         real_data=False),
-             "lru_table": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4,
-                               limit=5000, real_data=False),
-             "covariance": dict(width=6, pre_steps=2, batch=8, limit=40),
-             "lr_grid": dict(width=6, steps=2, batch=4, limit=40)}
     for name, build in ex.FIGURES.items():
         runs = build("full")
         for run in [runs[-1]] + ([r for r in runs if r.config["kind"] == "gru" and r.config["task"] == "sl-mnist"
                                   and r.config["target"] == 0.5][:1] if name == "drnn" else []):
-            out = run.fn(dict(run.config, **small[name]), ctx)
+            out = run.fn(dict(run.config, **SMALL[name]), ctx)
             assert out, name
+
+
+@pytest.mark.parametrize("figure", sorted(SMALL))
+def test_the_readers_seed_reaches_every_figure(figure):
+    """Every figure draws matrices, weights, inputs or batches (none is pure theory): SEED must change it, and only
+    SEED. Pre-training runs (target 1) so that its draws are covered too."""
+    from lscnb.experiments import lsc as ex
+    from lscnb.sweep import Run
+    runs = ex.FIGURES[figure]("full")
+    run = next((r for r in runs if r.config.get("target") == 1.0 or r.config.get("pretrained")), runs[0])
+    assert_seed_reaches(Run(run.chapter, run.figure, run.name, run.fn, dict(run.config, **SMALL[figure])))
+
+
+def test_every_figure_has_a_seed_test():
+    from lscnb.experiments import lsc as ex
+    assert set(SMALL) == set(ex.FIGURES)
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
     assert all(r.config["real_data"] for r in ex.lru_runs("full") + ex.lru_table_runs("full"))
 

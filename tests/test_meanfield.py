@@ -15,6 +15,8 @@ from lscnb.models.unified import (GATES, GatedClassifier, Theta, critical_theta,
                                   uniform_theta)
 from lscnb.theory import meanfield as mf
 
+from seedcheck import assert_seed_reaches
+
 PEEP = uniform_theta("peephole", 1.0, 1.0, {"f": 1.0})
 
 
@@ -214,28 +216,53 @@ def test_bad_arguments_name_themselves():
 
 
 # ------------------------------------------------------------------------------------------- the chapter's runs
+def shrunk(name: str, run, **more) -> dict:
+    """``run``'s full-profile config with tiny sizes (a fraction of a second), MNIST replaced by the 8x8 digits."""
+    shrink = {**dict(width=24, seeds=1, steps=12, samples=500, iters=3, length=4), **more}
+    cfg = {k: (shrink[k] if k in shrink and k != "length" else v) for k, v in run.config.items()}
+    if name == "heatmap":
+        cfg.update(length=3, source="sklearn", limit=200)
+    if name == "backprop":
+        cfg["length"] = 10
+    if name == "length":
+        cfg.update(length=3, source="sklearn", limit=300, held_out=50)
+    if name == "table2":
+        cfg.update(source="sklearn", limit=200)
+    if name == "curves":  # the full config unrolls 28x28 MNIST; on 8x8 digits use 8 values per step
+        cfg.update(source="sklearn", limit=300, dim=8, repeat=1, probe=16, every=2)
+    return cfg
+
+
 def test_chapter_runs_at_full_configuration_shrunk():
     """Every figure's run function on its full-profile config with tiny sizes (so a GPU batch meets no bug)."""
     from lscnb.experiments import meanfield as ex
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
-    shrink = dict(width=24, seeds=1, steps=12, samples=500, iters=3, length=4)
     for name, build in ex.FIGURES.items():
         run = build("full")[0]
-        cfg = {k: (shrink[k] if k in shrink and k != "length" else v) for k, v in run.config.items()}
-        if name == "heatmap":
-            cfg.update(length=3, source="sklearn", limit=200)
-        if name == "backprop":
-            cfg["length"] = 10
-        if name == "length":
-            cfg.update(length=3, source="sklearn", limit=300, held_out=50)
-        if name == "table2":
-            cfg.update(source="sklearn", limit=200)
-        if name == "curves":  # the full config unrolls 28x28 MNIST; on 8x8 digits use 8 values per step
-            cfg.update(source="sklearn", limit=300, dim=8, repeat=1, probe=16, every=2)
+        cfg = shrunk(name, run)
         out = run.fn(cfg, ctx)
         assert out and all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in out.values()
                            if isinstance(v, (float, np.ndarray)) and np.asarray(v).dtype.kind == "f"), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
+
+
+MEANFIELD_FIGURES = ("backprop", "cellstate", "curves", "dynamics", "heatmap", "length", "spectrum", "table2")
+
+
+@pytest.mark.parametrize("figure", MEANFIELD_FIGURES)
+def test_the_readers_seed_reaches_every_figure(figure):
+    """Every figure samples weights, inputs or batches (the theory-only tables are notebook cells, not figures):
+    SEED must change it, and only SEED. Two seeds per run, so loops over seeds inside a run are covered."""
+    from lscnb.experiments import meanfield as ex
+    from lscnb.sweep import Run
+    run = ex.FIGURES[figure]("full")[0]
+    cfg = shrunk(figure, run, seeds=2, mu_f=[0.0, 1.0])
+    assert_seed_reaches(Run(run.chapter, run.figure, run.name, run.fn, cfg))
+
+
+def test_every_figure_has_a_seed_test():
+    from lscnb.experiments import meanfield as ex
+    assert set(MEANFIELD_FIGURES) == set(ex.FIGURES)
 
 
 @pytest.mark.parametrize("source", ["sklearn", "mnist"])

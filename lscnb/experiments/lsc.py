@@ -66,7 +66,7 @@ SIZES = {
 def lemma1_run(cfg: dict, ctx) -> dict:
     """Spectral radius and sorted eigenvalue moduli of real N(0, 1) matrices, ``samples`` per size."""
     n, S = cfg["n"], cfg["samples"]
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    gen = torch.Generator().manual_seed(ctx.seed)
     mods = torch.linalg.eigvals(torch.randn(S, n, n, generator=gen, dtype=torch.float64)).abs().sort(-1).values
     return {"radius": mods[:, -1].numpy(), "mean_sorted": mods.mean(0).numpy()}
 
@@ -98,7 +98,7 @@ def lemma1_table(col) -> list[dict]:
 def corollary_run(cfg: dict, ctx) -> dict:
     """Radii of ``diag(phi'(z_l)) W_l`` for layers 2..L of a deep FFN on Gaussian inputs, over seeds."""
     radii = []
-    for seed in range(cfg["seeds"]):
+    for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
         net = DeepFFN(cfg["width"], cfg["width"], cfg["depth"], 1, activation=cfg["activation"], init=cfg["init"],
                       seed=seed).double()
         x = torch.randn(cfg["batch"], cfg["width"], generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
@@ -141,14 +141,14 @@ def input_gradient(stack, readout, x) -> np.ndarray:
 
 def deep_gru_run(cfg: dict, ctx) -> dict:
     """Pre-train a deep GRU to ``target`` on synthetic spike trains, then measure g(t') (Fig. 1c, bottom)."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     D, n, L, T = 64, cfg["width"], cfg["depth"], cfg["length"]
     stack = Stack([GRUCell(D if l == 0 else n, n) for l in range(L)])
     readout = torch.nn.Linear(n, 20)
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    gen = torch.Generator().manual_seed(ctx.seed)
     before = input_gradient(stack, readout, _spikes(8, T, D, gen))
     hist = pretrain_stack(stack, lambda step: _spikes(8, 30, D, gen), target=cfg["target"], steps=cfg["steps"],
-                          lr=cfg["lr"], eps=0.05, seed=cfg["seed"], progress=False)
+                          lr=cfg["lr"], eps=0.05, seed=ctx.seed, progress=False)
     after = input_gradient(stack, readout, _spikes(8, T, D, gen))
     radii = final_radii(hist, last=20)
     return {"g_before": before, "g": after, "converged": hist.converged, "steps": hist.steps,
@@ -228,12 +228,12 @@ def ffn_run(cfg: dict, ctx) -> dict:
     import copy
     xtr, ytr, xte, yte = _digits()
     net = DeepFFN(64, cfg["width"], cfg["depth"], 10, activation=cfg["activation"],
-                  init="he" if cfg["init"] == "he" else "glorot", seed=cfg["seed"])
-    gen = torch.Generator().manual_seed(cfg["seed"])
+                  init="he" if cfg["init"] == "he" else "glorot", seed=ctx.seed)
+    gen = torch.Generator().manual_seed(ctx.seed)
     pre = float("nan")
     if cfg["init"] == "lsc":
         hist = pretrain_ffn(net, lambda s: xtr[torch.randint(len(xtr), (2,), generator=gen)], target=1.0,
-                            steps=cfg["pre_steps"], lr=1e-3, eps=0.02, seed=cfg["seed"], progress=False)
+                            steps=cfg["pre_steps"], lr=1e-3, eps=0.02, seed=ctx.seed, progress=False)
         pre = float(np.mean(list(final_radii(hist, last=20).values())))
     ratio = activation_gradient_ratio(net, xtr[:256], ytr[:256])
     net.zero_grad()
@@ -241,7 +241,7 @@ def ffn_run(cfg: dict, ctx) -> dict:
     for lr in cfg["lrs"]:
         model = copy.deepcopy(net)
         opt = torch.optim.Adam(model.parameters(), lr=lr)
-        order_gen = torch.Generator().manual_seed(cfg["seed"])
+        order_gen = torch.Generator().manual_seed(ctx.seed)
         curve = []
         for epoch in range(cfg["epochs"]):
             order = torch.randperm(len(ytr), generator=order_gen)
@@ -338,16 +338,16 @@ def drnn_run(cfg: dict, ctx) -> dict:
     it with Adam on a spike task, cross-entropy at every step; test mode accuracy."""
     from ..data.spikes import mode_accuracy
     from ..train import fit
-    torch.manual_seed(cfg["seed"])
-    xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], cfg["seed"], cfg.get("limit"))
+    torch.manual_seed(ctx.seed)
+    xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], ctx.seed, cfg.get("limit"))
     classes = int(ytr.max()) + 1
-    model = DRNN(cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=classes, seed=cfg["seed"])
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    model = DRNN(cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=classes, seed=ctx.seed)
+    gen = torch.Generator().manual_seed(ctx.seed)
     out = {"time_radius": float("nan"), "depth_radius": float("nan"), "converged": False, "pre_steps": 0}
     if cfg["target"] is not None:
         hist = pretrain_stack(model.stack, lambda s: encode(xtr[torch.randint(len(xtr), (8,), generator=gen)]),
                               target=cfg["target"], steps=cfg["pre_steps"], lr=cfg["pre_lr"], eps=0.05,
-                              seed=cfg["seed"], progress=False)
+                              seed=ctx.seed, progress=False)
         radii = final_radii(hist, last=10)
         out.update(time_radius=float(np.mean([v for k, v in radii.items() if k.startswith("time")])),
                    depth_radius=float(np.mean([v for k, v in radii.items() if k.startswith("depth")])),
@@ -586,16 +586,16 @@ def lru_run(cfg: dict, ctx) -> dict:
     from ..models.lru import DeepLRU
     from ..pretrain import lru_transitions, pretrain_lru
     from ..train import fit
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     train, valid, test, vocab, _ = _ptb(cfg["level"], cfg.get("limit"), cfg.get("real_data", False))
     T, L = cfg["length"], cfg["depth"]
     model = DeepLRU(vocab, vocab, d_model=cfg["width"], d_state=cfg["width"], depth=L, tokens=True,
                     dropout=cfg["dropout"], r_min=0.5, r_max=1.0, max_phase=math.pi / 10)  # App. H's LRU init
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    gen = torch.Generator().manual_seed(ctx.seed)
     out = {"pre_steps": 0, "converged": False}
     if cfg["target"] is not None:
         hist = pretrain_lru(model, lambda s: _windows(train, T, 8, gen)[0], target=lru_targets(cfg["target"], T, L),
-                            steps=cfg["pre_steps"], lr=1e-2, eps=0.05, seed=cfg["seed"], progress=False)
+                            steps=cfg["pre_steps"], lr=1e-2, eps=0.05, seed=ctx.seed, progress=False)
         out.update(pre_steps=hist.steps, converged=hist.converged)
     model.eval()
     with torch.no_grad():  # the radii the training starts from
@@ -603,6 +603,7 @@ def lru_run(cfg: dict, ctx) -> dict:
         radii = {g: float(torch.linalg.eigvals(J).abs().amax(-1).mean()) for g, J in jac.items()}
     out["time_radius"] = float(np.mean([v for g, v in radii.items() if g.startswith("time")]))
     out["depth_radius"] = float(np.mean([v for g, v in radii.items() if g.startswith("depth")]))
+    # fixed on purpose: the same validation and test windows for every seed, so perplexities compare
     xv, yv = _windows(valid, T, cfg["eval_windows"], torch.Generator().manual_seed(1))
     xt, yt = _windows(test, T, cfg["eval_windows"], torch.Generator().manual_seed(2))
 
@@ -626,7 +627,7 @@ def lru_run(cfg: dict, ctx) -> dict:
                 out[f"{key}_{tag}"] = out[f"{key}_noclip"]
             continue
         m = copy.deepcopy(model).train()
-        g = torch.Generator().manual_seed(cfg["seed"] + 1)
+        g = torch.Generator().manual_seed(ctx.seed + 1)
         hist = fit(m, lambda k: _windows(train, T, cfg["batch"], g), loss, steps=cfg["steps"], lr=cfg["lr"],
                    clip=clip, eval_fn=lambda mm: {"ppl": perplexity(mm, xv, yv)}, eval_every=cfg["eval_every"],
                    progress=False, device=ctx.device)
@@ -792,15 +793,15 @@ def covariance_run(cfg: dict, ctx) -> dict:
     ``||d h[t,l] / d h[t-1,l]||_2`` per sample, step and layer of a 2-layer d-RNN on a batch of task inputs, and
     the statistics of :func:`decaying_covariance` per layer."""
     from ..jacobian import grid_jacobians
-    torch.manual_seed(cfg["seed"])
-    xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], cfg["seed"], cfg.get("limit"))
+    torch.manual_seed(ctx.seed)
+    xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], ctx.seed, cfg.get("limit"))
     model = DRNN(cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=int(ytr.max()) + 1,
-                 seed=cfg["seed"])
-    gen = torch.Generator().manual_seed(cfg["seed"])
+                 seed=ctx.seed)
+    gen = torch.Generator().manual_seed(ctx.seed)
     out = {"pre_steps": 0}
     if cfg["pretrained"]:
         hist = pretrain_stack(model.stack, lambda s: encode(xtr[torch.randint(len(xtr), (8,), generator=gen)]),
-                              target=1.0, steps=cfg["pre_steps"], lr=1e-2, eps=0.02, seed=cfg["seed"], measure="norm",
+                              target=1.0, steps=cfg["pre_steps"], lr=1e-2, eps=0.02, seed=ctx.seed, measure="norm",
                               progress=False)
         out["pre_steps"] = hist.steps
         if hist.diverged:  # nothing stable to analyse: recorded, and left out of the figure and table

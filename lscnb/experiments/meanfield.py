@@ -11,6 +11,7 @@ LSTM's stationary cell state, population dynamics vs network).
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -76,7 +77,7 @@ def dynamics_run(cfg: dict, ctx) -> dict:
     theta = theta_from(cfg["theta"])
     n, T, sw = cfg["width"], cfg["steps"], cfg["switch"]
     Q, C = [], []
-    for seed in range(cfg["seeds"]):
+    for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
         gen = torch.Generator().manual_seed(1000 + seed)
         za = torch.randn(T, n, generator=gen, dtype=torch.float64)
         zb = torch.cat([torch.randn(sw, n, generator=gen, dtype=torch.float64), za[sw:]])
@@ -144,7 +145,7 @@ def spectrum_run(cfg: dict, ctx) -> dict:
     n, T = cfg["width"], cfg["steps"]
     device = torch.device(ctx.device)
     values = []
-    for seed in range(cfg["seeds"]):
+    for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
         gen = torch.Generator(device=device).manual_seed(seed)
         c = torch.randn(1, n, generator=gen, dtype=torch.float64, device=device)
         for t in range(T - 1):  # fresh weights every step, sampled in distribution (exact, O(N) per step)
@@ -205,7 +206,7 @@ def backprop_run(cfg: dict, ctx) -> dict:
     theta = theta_from(cfg["theta"])
     n, T = cfg["width"], cfg["length"]
     rates, profiles = [], []
-    for seed in range(cfg["seeds"]):
+    for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
         gen = torch.Generator().manual_seed(seed)
         weights = sample_weights(theta, n, 1, generator=gen)
         c = torch.randn(n, generator=gen, dtype=torch.float64).requires_grad_(True)
@@ -291,19 +292,20 @@ def _sampler(x, y, batch: int, gen, make=None):
 def heatmap_run(cfg: dict, ctx) -> dict:
     """Train one GRU per forget-gate bias (all at once, stacked) on padded digits of one length; training
     accuracy on a fixed noise draw, and the theory's xi for each model (R = 1, Sz = 0)."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     device = torch.device(ctx.device)
     x, y, _ = standardised_digits(cfg["source"], pool=2, limit=cfg.get("limit"))
     x, y = x.to(device), y.to(device)
     thetas = [GRU_A.with_(mu={"f": float(m)}) for m in cfg["mu_f"]]
     model = GatedClassifier(thetas, cfg["width"], x.shape[1], cfg["length"], 10, untied=not cfg["tied"],
-                            seed=cfg["seed"]).to(device)
-    gen = torch.Generator(device=device).manual_seed(cfg["seed"])
+                            seed=ctx.seed).to(device)
+    gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
     opt = cfg.get("optimizer", "adam")
     hist = fit(model, _sampler(x, y, cfg["batch"], gen, _padder(cfg["length"], gen)), stacked_loss, steps=cfg["iters"],
                lr=cfg["lr"], optimizer=opt, optimizer_kwargs={"momentum": 0.9} if opt == "sgd" else None,
                checkpoint=ctx.checkpoint, progress=False)
+    # fixed on purpose: one noise draw to measure every seed's model on
     accs = stacked_accuracy(model, x, y, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345)))
     return {"accuracy": accs, "xi": np.array([mf.time_scale(th, 1.0, 0.0) for th in thetas]),
             "xi_Sz1": np.array([mf.time_scale(th, 1.0, 1.0) for th in thetas]), "diverged": hist.diverged,
@@ -373,18 +375,19 @@ def show_heatmap(col) -> None:
 def length_run(cfg: dict, ctx) -> dict:
     """Train a standard (E.5) and a critical (E.4) tied peephole LSTM at once on padded digits of one length
     (digit at step 1, noise after); accuracy on held-out digits with one fixed noise draw, and both xi."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     device = torch.device(ctx.device)
     x, y, _ = standardised_digits(cfg["source"], pool=2, limit=cfg.get("limit"))
     cut = len(y) - cfg["held_out"]
     xtr, ytr, xte, yte = x[:cut].to(device), y[:cut].to(device), x[cut:].to(device), y[cut:].to(device)
     thetas = [standard_theta("peephole", x.shape[1], cfg["width"]), critical_theta("peephole")]
     model = GatedClassifier(thetas, cfg["width"], x.shape[1], cfg["length"], 10, untied=False,
-                            seed=cfg["seed"]).to(device)
-    gen = torch.Generator(device=device).manual_seed(cfg["seed"])
+                            seed=ctx.seed).to(device)
+    gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
     hist = fit(model, _sampler(xtr, ytr, cfg["batch"], gen, _padder(cfg["length"], gen)), stacked_loss,
                steps=cfg["iters"], lr=cfg["lr"], checkpoint=ctx.checkpoint, progress=False)
+    # fixed on purpose: one noise draw to measure every seed's model on
     acc = stacked_accuracy(model, xte, yte, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345)))
     return {"accuracy": {"standard": float(acc[0]), "critical": float(acc[1])},
             "xi": {"standard": mf.time_scale(thetas[0], 1.0, 0.0), "critical": mf.time_scale(thetas[1], 1.0, 0.0)},
@@ -443,7 +446,7 @@ def curve_run(cfg: dict, ctx) -> dict:
     x, y = x.to(device), y.to(device)
     dim, rep = cfg["dim"], cfg["repeat"]
     classes = 10 if cfg["task"] == "replicated" else 2 ** cfg["digits"]
-    gen = torch.Generator(device=device).manual_seed(cfg["seed"])
+    gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
     def sample(count, g):
         if cfg["task"] == "replicated":
@@ -452,13 +455,14 @@ def curve_run(cfg: dict, ctx) -> dict:
         flat, lab = concatenated_digits(x, y, cfg["digits"], count, generator=g)
         return replicated_pixels(flat, rep, dim), lab
 
+    # fixed on purpose: one probe batch to measure training accuracy on, the same for every seed
     probe_x, probe_y = sample(cfg["probe"], torch.Generator(device=device).manual_seed(777))
     T = probe_x.shape[1]
     out = {"length": T}
     inits = {"standard": standard_theta("peephole", dim, cfg["width"]), "critical": critical_theta("peephole")}
     for name, theta in inits.items():
-        torch.manual_seed(cfg["seed"])
-        model = GatedClassifier([theta], cfg["width"], dim, T, classes, untied=False, seed=cfg["seed"]).to(device)
+        torch.manual_seed(ctx.seed)
+        model = GatedClassifier([theta], cfg["width"], dim, T, classes, untied=False, seed=ctx.seed).to(device)
 
         def accuracy(m):
             with torch.no_grad():
@@ -551,13 +555,13 @@ def pixel_digits(source: str, limit: int | None = None):
 def table2_run(cfg: dict, ctx) -> dict:
     """Table 2, MNIST column: a standard and a critical tied peephole LSTM trained at once, pixel by pixel (Adam);
     test accuracy of each."""
-    torch.manual_seed(cfg["seed"])
+    torch.manual_seed(ctx.seed)
     device = torch.device(ctx.device)
     xtr, ytr, xte, yte = (t.to(device) for t in pixel_digits(cfg["source"], cfg.get("limit")))
     T = xtr.shape[1]
     thetas = [standard_theta("peephole", 1, cfg["width"]), critical_theta("peephole")]
-    model = GatedClassifier(thetas, cfg["width"], 1, T, 10, untied=False, seed=cfg["seed"]).to(device)
-    gen = torch.Generator(device=device).manual_seed(cfg["seed"])
+    model = GatedClassifier(thetas, cfg["width"], 1, T, 10, untied=False, seed=ctx.seed).to(device)
+    gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
     hist = fit(model, _sampler(xtr, ytr, cfg["batch"], gen), stacked_loss, steps=cfg["iters"], lr=cfg["lr"],
                checkpoint=ctx.checkpoint, progress=False)
@@ -594,14 +598,14 @@ def cellstate_run(cfg: dict, ctx) -> dict:
     theta = theta_from(cfg["theta"])
     n, T = cfg["width"], cfg["steps"]
     cells, Qs = [], []
-    for seed in range(cfg["seeds"]):
+    for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
         gen = torch.Generator().manual_seed(seed)
         z = torch.randn(T, n, generator=gen, dtype=torch.float64)
         s0 = torch.cat([torch.randn(n, generator=gen, dtype=torch.float64), torch.zeros(n, dtype=torch.float64)])
         states = simulate_pair(theta, n, torch.stack([z, z]), tied=False, seed=seed, state0=s0.expand(2, -1))
         cells.append(states[-1, 0, n:].numpy())
         Qs.append(states[1:, 0, :n].pow(2).mean(-1).numpy())
-    pop = mf.population(theta, T, samples=cfg["samples"], seed=cfg["seed"])
+    pop = mf.population(theta, T, samples=cfg["samples"], seed=ctx.seed)
     return {"c_network": np.array(cells), "Q_network": np.array(Qs), "c_population": pop["c"], "Q_population": pop["Q"]}
 
 
@@ -648,7 +652,7 @@ def explore_figure(mu_f: float = 1.0, sigma2: float = 1.0, nu2: float = 0.5, wid
     field, with Q*, chi and xi in the title. Returns the figure."""
     theta = uniform_theta("gru", sigma2, nu2, {"f": mu_f})
     out = dynamics_run(dict(theta=theta_config(theta), width=width, steps=40, switch=10, seeds=1, tied=False),
-                       None)
+                       SimpleNamespace(seed=seed))  # the one thing dynamics_run reads from its context
     fig, ax = plot.figure(2, 1, width=10, height=3.3)
     t = np.arange(41)
     ax[0, 0].plot(t, out["Q"][0], color="C3", label="untied network")
