@@ -304,7 +304,7 @@ def heatmap_run(cfg: dict, ctx) -> dict:
     opt = cfg.get("optimizer", "adam")
     hist = fit(model, _sampler(x, y, cfg["batch"], gen, _padder(cfg["length"], gen)), stacked_loss, steps=cfg["iters"],
                lr=cfg["lr"], optimizer=opt, optimizer_kwargs={"momentum": 0.9} if opt == "sgd" else None,
-               checkpoint=ctx.checkpoint, progress=False)
+               checkpoint=ctx.checkpoint, progress=False, generators=(gen,))
     # fixed on purpose: one noise draw to measure every seed's model on
     accs = stacked_accuracy(model, x, y, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345)))
     return {"accuracy": accs, "xi": np.array([mf.time_scale(th, 1.0, 0.0) for th in thetas]),
@@ -386,7 +386,7 @@ def length_run(cfg: dict, ctx) -> dict:
     gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
     hist = fit(model, _sampler(xtr, ytr, cfg["batch"], gen, _padder(cfg["length"], gen)), stacked_loss,
-               steps=cfg["iters"], lr=cfg["lr"], checkpoint=ctx.checkpoint, progress=False)
+               steps=cfg["iters"], lr=cfg["lr"], checkpoint=ctx.checkpoint, progress=False, generators=(gen,))
     # fixed on purpose: one noise draw to measure every seed's model on
     acc = stacked_accuracy(model, xte, yte, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345)))
     return {"accuracy": {"standard": float(acc[0]), "critical": float(acc[1])},
@@ -564,7 +564,7 @@ def table2_run(cfg: dict, ctx) -> dict:
     gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
     hist = fit(model, _sampler(xtr, ytr, cfg["batch"], gen), stacked_loss, steps=cfg["iters"], lr=cfg["lr"],
-               checkpoint=ctx.checkpoint, progress=False)
+               checkpoint=ctx.checkpoint, progress=False, generators=(gen,))
     acc = stacked_accuracy(model, xte, yte, 1000)
     return {"accuracy": {"standard": float(acc[0]), "critical": float(acc[1])}, "length": T,
             "diverged": hist.diverged, "final_loss": float(hist.loss[-1]) if hist.loss else float("nan")}
