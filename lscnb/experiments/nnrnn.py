@@ -147,12 +147,21 @@ def show_transients_fmc(tr, fmc) -> None:
 
 # --------------------------------------------------------------------------------------------- Fig. 3.2
 class _LSTMModel(torch.nn.Module):
+    """The authors' LSTM (``LSTM.py``) on ``torch.nn.LSTM``: each gate is ``nn.Linear(d + n, n)`` on ``[h, x]`` with
+    Xavier-normal weights (std ``sqrt(2 / (2n + d))``, for the ``h`` and ``x`` columns alike) and one bias,
+    ``nn.Linear``'s default uniform in ``+-1/sqrt(n + d)``; here that bias is ``bias_ih`` and ``bias_hh`` is frozen
+    at zero."""
+
     def __init__(self, d, n):
         super().__init__()
         self.lstm = torch.nn.LSTM(d, n, batch_first=True)
-        for name, p in self.lstm.named_parameters():
-            if "weight" in name:
-                torch.nn.init.xavier_normal_(p)
+        std, bound = math.sqrt(2 / (2 * n + d)), 1 / math.sqrt(n + d)
+        with torch.no_grad():
+            for w in (self.lstm.weight_ih_l0, self.lstm.weight_hh_l0):
+                w.normal_(0.0, std)
+            self.lstm.bias_ih_l0.uniform_(-bound, bound)
+            self.lstm.bias_hh_l0.zero_()
+        self.lstm.bias_hh_l0.requires_grad_(False)
 
     def sequence(self, x):
         return self.lstm(x)[0]
@@ -208,7 +217,8 @@ def make_model(name: str, width: int, seed: int, *, n_in: int = 10, n_out: int =
         core, orth = _CellModel(EURNNCell(n_in, width, capacity=hp.get("capacity", 2), seed=seed)), None
         main = [{"params": list(core.parameters()), "lr": hp["lr"]}]
     elif arch == "expRNN":
-        core = _CellModel(OrthogonalRNNCell(n_in, width, map="exp", init=init))
+        core = _CellModel(OrthogonalRNNCell(n_in, width, map="exp", init=init, input_init=hp.get("input_init", "xavier"),
+                                            input_bias=False))
         skew_param = core.cell.recurrent.parametrizations.weight.original
         main = [{"params": [p for p in core.parameters() if p is not skew_param], "lr": hp["lr"]}]
         orth = [{"params": [skew_param], "lr": hp["lr_orth"]}]
@@ -244,7 +254,7 @@ def effective_parameters(core, readout) -> int:
         rec = n * (n - 1) // 2 + sum(p.numel() for name, p in core.cell.named_parameters()
                                      if "recurrent" not in name)
     else:
-        rec = sum(p.numel() for p in core.parameters())
+        rec = sum(p.numel() for p in core.parameters() if p.requires_grad)
     return rec + sum(p.numel() for p in readout.parameters())
 
 
@@ -459,8 +469,10 @@ PTB_HYPER = {  # Table A.4 (PTB, truncation length 150 and 300): one row per mod
     length: [
         _ptb_row("nnRNN", 1024, 8e-4, 0.9, arch="nnRNN", lr_orth=8e-5 if length == 150 else 6e-5,
                  delta=1.0 if length == 150 else 1e-4, t_decay=1e-4, init="cayley"),
-        _ptb_row("expRNN", 1024, 5e-3, 0.9, ("width",), arch="expRNN", lr_orth=1e-4, init="cayley"),
-        _ptb_row("expRNN", 1386, 5e-3, 0.9, ("params",), arch="expRNN", lr_orth=1e-4, init="cayley"),
+        _ptb_row("expRNN", 1024, 5e-3, 0.9, ("width",), arch="expRNN", lr_orth=1e-4, init="cayley",
+                 input_init="kaiming"),  # the authors' PTB script's default input init
+        _ptb_row("expRNN", 1386, 5e-3, 0.9, ("params",), arch="expRNN", lr_orth=1e-4, init="cayley",
+                 input_init="kaiming"),
         _ptb_row("LSTM", 1024, 8e-3, 0.9, ("width",), arch="LSTM"),
         _ptb_row("LSTM", 475, 1e-3 if length == 150 else 3e-3, 0.99 if length == 150 else 0.9, ("params",),
                  arch="LSTM"),
