@@ -47,7 +47,9 @@ def _plain(text: str) -> str:
 def run_one(chapter: str, seed: int, threads: int, out: Path, timeout: int) -> tuple[str, int, int, str, float]:
     target = out / f"{chapter}.seed{seed}.threads{threads}.ipynb"
     env = {**os.environ, "LSCNB_PROFILE": "quick", "LSCNB_THREADS": str(threads), "OMP_NUM_THREADS": str(threads),
-           "MPLBACKEND": "Agg", "LSCNB_WIDGETS": "0"}
+           "MPLBACKEND": "Agg", "LSCNB_WIDGETS": "0",
+           # the kernel runs in book/: make it import this checkout's lscnb, not whichever one is pip-installed
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     cmd = [sys.executable, "-m", "papermill", str(BOOK / f"{chapter}.ipynb"), str(target), "-p", "PROFILE", "quick",
            "-p", "SEED", str(seed), "--cwd", str(BOOK), "--no-progress-bar", "--execution-timeout", str(timeout)]
     start = time.perf_counter()

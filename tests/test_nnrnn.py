@@ -85,15 +85,22 @@ def test_bad_arguments_name_themselves():
         make_copy_model("GRU", 8, 0)
 
 
+SHRINK = dict(iters=3, width=8, T=5, samples=10, steps=20, pool=7, n_train=20, n_eval=10, epochs=1, batch=10, length=3,
+              emb=4, eval_batch=2)
+
+
+def _shrunk(run):
+    from lscnb.sweep import Run
+    return Run(run.chapter, run.figure, run.name, run.fn,
+               {**dict(run.config), **{k: v for k, v in SHRINK.items() if k in run.config}})
+
+
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import nnrnn as ex
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name, build in ex.FIGURES.items():
-        run = build("full")[0]
-        cfg = dict(run.config)
-        cfg.update({k: v for k, v in dict(iters=3, width=8, T=5, samples=10, steps=20, pool=7, n_train=20, n_eval=10,
-                                             epochs=1, batch=10, length=3, emb=4, eval_batch=2).items() if k in cfg})
-        assert run.fn(cfg, ctx), name
+        run = _shrunk(build("full")[0])
+        assert run.fn(dict(run.config), ctx), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
 
 
@@ -344,3 +351,14 @@ def test_initial_distributions_match_the_authors_code():
     assert float(b.abs().max()) <= 1 / math.sqrt(257) and _std_ok(b, 1 / math.sqrt(3 * 257), 1.8)
     theta = torch.cat([c.theta.detach() for c in cells])
     assert 0 <= float(theta.min()) and float(theta.max()) < 6.28
+
+
+DETERMINISTIC = {"fmc": "closed-form Fisher memory curves of fixed matrices: nothing is drawn"}
+
+
+@pytest.mark.parametrize("figure", ["transients", "copy", "psmnist", "theta", "ptb", "gamma"])
+def test_seed_reaches_every_figure_that_trains_or_samples(figure):
+    from lscnb.experiments import nnrnn as ex
+    from seedcheck import assert_seed_reaches
+    assert set(ex.FIGURES) == {"transients", "copy", "psmnist", "theta", "ptb", "gamma"} | set(DETERMINISTIC)
+    assert_seed_reaches(_shrunk(ex.FIGURES[figure]("full")[0]))
