@@ -74,3 +74,70 @@ def test_bad_arguments():
         recurrent_matrix(3, 1.0, "xavier")
     with pytest.raises(ValueError, match="readout"):
         SequenceModel([RNNCell(2, 3)], 1, readout="first")
+
+
+# --------------------------------------------------------------------------------- LRU golden tests (authors' JAX code)
+def _golden(name):
+    import pathlib
+    import numpy as np
+    return np.load(pathlib.Path(__file__).parent / "golden" / name)
+
+
+@pytest.mark.parametrize("tag,param,gamma", [("lru", "exp", True), ("cgamma", "default", True),
+                                             ("complex", "default", False)])
+def test_diagonal_lru_matches_the_authors_code(tag, param, gamma):
+    """NicolasZucchet/Vanishing-and-exploding-gradients-are-not-the-end-of-the-story @
+    686ec0aa68385ee61f1e1879b5974a9c665015f4, ``source/model.py``, class ``LRUBase`` (d_input = d_output = 1,
+    d_hidden = 4, min_nu = 0.5, max_phase = pi), float64 JAX: outputs over 12 steps, loss and every gradient for the
+    LRU (exp + learned gamma = exp(w_gamma)), the complex+gamma ablation (default: Re/Im lam and gamma learned
+    directly) and the complex diagonal RNN (no gamma)."""
+    from lscnb.models.linear_rnn import DiagonalLRU
+    g = _golden("lru_diagonal.npz")
+    t = lambda k: torch.tensor(g[f"{tag}_{k}"], dtype=torch.float64)
+    m = DiagonalLRU(4, param=param, gamma=gamma, dtype=torch.float64)
+    lam = t("lambda")
+    names = {"B_re": "B_re", "B_im": "B_im", "C_re": "C_re", "C_im": "C_im", "D": "D"}
+    names.update({"w_nu": ("lambda", 0), "w_theta": ("lambda", 1)} if param == "exp" else
+                 {"lam_re": ("lambda", 0), "lam_im": ("lambda", 1)})
+    if gamma:
+        names["w_gamma" if param == "exp" else "gamma"] = "gamma"
+    with torch.no_grad():
+        for ours, theirs in names.items():
+            v = lam[theirs[1]] if isinstance(theirs, tuple) else t(theirs)
+            getattr(m, ours).copy_(v.reshape(getattr(m, ours).shape))
+    x, R = (torch.tensor(g[k], dtype=torch.float64)[None] for k in ("x", "R"))
+    for forward in (m.forward, m.forward_recurrent):
+        m.zero_grad()
+        y = forward(x)
+        loss = (y * R).sum() + 0.5 * (y ** 2).sum()
+        loss.backward()
+        assert float((y.detach()[0] - t("y")).abs().max()) < 1e-10 and abs(loss.item() - float(g[f"{tag}_loss"])) < 1e-10
+        for ours, theirs in names.items():
+            gt = t("g_lambda")[theirs[1]] if isinstance(theirs, tuple) else t("g_" + theirs)
+            grad = getattr(m, ours).grad
+            assert float((grad - gt.reshape(grad.shape)).abs().max()) < 1e-10 * max(1.0, float(gt.abs().max())), ours
+
+
+def test_lru_layer_matches_minimal_lru():
+    """NicolasZucchet/minimal-LRU @ bbd71b1104c399ec0d13819527d791949e66f599, ``lru/model.py``, class ``LRU``
+    (d_model 3, d_hidden 5, r_min 0.4, r_max 0.95, max_phase 6.28), float64 JAX, one 12-step sequence: outputs and
+    loss, and the gradients of theta_log, B, C, D. Their gamma_log is a free parameter; ours is
+    ``log sqrt(1 - |lam|^2)`` of nu_log (the same at initialisation), so our nu_log gradient is theirs plus
+    gamma_log's times ``d gamma_log / d nu_log = e^nu |lam|^2 / (1 - |lam|^2)``."""
+    from lscnb.models.lru import LRU
+    g = _golden("lru_layer.npz")
+    t = lambda k: torch.tensor(g[k], dtype=torch.float64)
+    m = LRU(3, 5).double()
+    with torch.no_grad():
+        for k in ("nu_log", "theta_log", "B_re", "B_im", "C_re", "C_im", "D"):
+            getattr(m, k).copy_(t(k))
+    torch.testing.assert_close(torch.log(m.gamma()), t("gamma_log"), atol=1e-12, rtol=0)
+    y = m(t("x")[None])
+    loss = (y * t("R")).sum() + 0.5 * (y ** 2).sum()
+    loss.backward()
+    assert float((y.detach()[0] - t("y")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
+    for k in ("theta_log", "B_re", "B_im", "C_re", "C_im", "D"):
+        assert float((getattr(m, k).grad - t("g_" + k)).abs().max()) < 1e-10 * max(1.0, float(t("g_" + k).abs().max())), k
+    mod2 = m.eigenvalues().detach().abs() ** 2
+    chain = t("g_nu_log") + t("g_gamma_log") * torch.exp(m.nu_log.detach()) * mod2 / (1 - mod2)
+    assert float((m.nu_log.grad - chain).abs().max()) < 1e-10 * max(1.0, float(chain.abs().max()))

@@ -85,15 +85,22 @@ def test_bad_arguments_name_themselves():
         make_copy_model("GRU", 8, 0)
 
 
+SHRINK = dict(iters=3, width=8, T=5, samples=10, steps=20, pool=7, n_train=20, n_eval=10, epochs=1, batch=10, length=3,
+              emb=4, eval_batch=2)
+
+
+def _shrunk(run):
+    from lscnb.sweep import Run
+    return Run(run.chapter, run.figure, run.name, run.fn,
+               {**dict(run.config), **{k: v for k, v in SHRINK.items() if k in run.config}})
+
+
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import nnrnn as ex
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name, build in ex.FIGURES.items():
-        run = build("full")[0]
-        cfg = dict(run.config)
-        cfg.update({k: v for k, v in dict(iters=3, width=8, T=5, samples=10, steps=20, pool=7, n_train=20, n_eval=10,
-                                             epochs=1, batch=10, length=3, emb=4, eval_batch=2).items() if k in cfg})
-        assert run.fn(cfg, ctx), name
+        run = _shrunk(build("full")[0])
+        assert run.fn(dict(run.config), ctx), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
 
 
@@ -235,3 +242,123 @@ def test_rotation_blocks_match_the_cells_lambda():
     np.testing.assert_allclose(fisher.rotation_blocks(theta, gamma), expected, atol=1e-12)
     with pytest.raises(ValueError, match="theta and gamma"):
         fisher.rotation_blocks(np.zeros(3), np.ones(4))
+
+
+# --------------------------------------------------------------------------------- golden tests vs the authors' code
+GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"
+
+
+def _golden_loss(hs: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
+    return (hs * R).sum() + 0.5 * (hs ** 2).sum()
+
+
+def _run_cell(cell, x: torch.Tensor) -> torch.Tensor:
+    """States (T, B, N) of ``cell`` from zeros for time-major inputs (T, B, D)."""
+    return cell.sequence(x.transpose(0, 1)).transpose(0, 1)
+
+
+def test_nnrnn_cell_matches_the_authors_code():
+    """KyleGoyette/nnRNN @ 294d4fffdf623d82153a9836d42c1d2a7cdd7da6, ``RNN_Cell.py``, class ``OrthoRNNCell``
+    (modReLU, no input bias), float64, 2 inputs, 6 units, batch 3, 5 steps: states, loss and every gradient (log_P's
+    through the authors' ``orthogonal_step``, a hand-written Frechet derivative). Their recurrence is ``h @ rec``
+    with ``rec = P (UppT*M + alpha R(theta)) P^T``, so ours holds ``T = UppT^T`` (``t_mask="tril"``) and
+    ``theta = -theta``."""
+    g = np.load(GOLDEN / "nnrnn_cell.npz")
+    t = lambda k: torch.tensor(g[k], dtype=torch.float64)
+    cell = NNRNNCell(2, 6, init="zero", t_mask="tril").double()
+    with torch.no_grad():
+        cell.log_P.copy_(t("log_P")), cell.T.copy_(t("UppT").T), cell.theta.copy_(-t("thetas"))
+        cell.gamma.copy_(t("alphas")), cell.U.copy_(t("U")), cell.phi.bias.copy_(t("b"))
+    hs = _run_cell(cell, t("x"))
+    loss = _golden_loss(hs, t("R"))
+    loss.backward()
+    assert float((hs.detach() - t("h")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
+    pairs = [(cell.log_P.grad.triu(1), t("g_logP")), (cell.T.grad, (t("g_UppT") * torch.ones(6, 6).triu(1)).T),
+             (cell.theta.grad, -t("g_thetas")), (cell.gamma.grad, t("g_alphas")), (cell.U.grad, t("g_U")),
+             (cell.phi.bias.grad, t("g_b"))]
+    for ours, theirs in pairs:
+        assert float((ours - theirs).abs().max()) < 1e-10 * max(1.0, float(theirs.abs().max()))
+
+
+def test_exprnn_cell_matches_the_authors_code():
+    """KyleGoyette/nnRNN @ 294d4fffdf623d82153a9836d42c1d2a7cdd7da6, ``expRNN/exprnn.py``, class ``ExpRNN`` (the
+    one ``utils.select_network`` builds; modReLU, no input bias), float64, 2 inputs, 6 units, batch 3, 5 steps:
+    states, loss and gradients (the skew parameter's through their Frechet-derivative ``orthogonal_step``). Their
+    recurrence is ``h @ exp(A)``, ours ``W h`` with ``W = exp(skew(a))``, so ``a = -A``."""
+    from lscnb.experiments.nnrnn import _CellModel
+    from lscnb.models.orthogonal import OrthogonalRNNCell
+    g = np.load(GOLDEN / "exprnn_cell.npz")
+    t = lambda k: torch.tensor(g[k], dtype=torch.float64)
+    cell = OrthogonalRNNCell(2, 6, input_init="xavier", input_bias=False).double()
+    skew_param = cell.recurrent.parametrizations.weight.original
+    with torch.no_grad():
+        skew_param.copy_(-t("log_A")), cell.input.weight.copy_(t("W_in")), cell.phi.bias.copy_(t("b"))
+    hs = _CellModel(cell).sequence(t("x").transpose(0, 1)).transpose(0, 1)
+    loss = _golden_loss(hs, t("R"))
+    loss.backward()
+    assert float((hs.detach() - t("h")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
+    for ours, theirs in ((skew_param.grad.triu(1), -t("g_logA")), (cell.input.weight.grad, t("g_Win")),
+                         (cell.phi.bias.grad, t("g_b"))):
+        assert float((ours - theirs).abs().max()) < 1e-10 * max(1.0, float(theirs.abs().max()))
+
+
+def test_lstm_matches_the_authors_code():
+    """KyleGoyette/nnRNN @ 294d4fffdf623d82153a9836d42c1d2a7cdd7da6, ``LSTM.py``, class ``LSTM``: gates f, i, o, g,
+    each ``nn.Linear(d + n, n)`` on ``[h, x]`` with one bias; float64, 2 inputs, 6 units, batch 3, 5 steps. Loaded
+    into the chapter's ``torch.nn.LSTM`` (gates i, f, g, o; ``bias_hh`` frozen at zero): states, loss, gradients."""
+    from lscnb.experiments.nnrnn import _LSTMModel
+    g = np.load(GOLDEN / "lstm_cell.npz")
+    t = lambda k: torch.tensor(g[k], dtype=torch.float64)
+    n = 6
+    model = _LSTMModel(2, n).double()
+    lstm = model.lstm
+    with torch.no_grad():
+        W = torch.cat([t("W" + k) for k in "ifgo"])
+        lstm.weight_hh_l0.copy_(W[:, :n]), lstm.weight_ih_l0.copy_(W[:, n:])
+        lstm.bias_ih_l0.copy_(torch.cat([t("b" + k) for k in "ifgo"]))
+    assert float(lstm.bias_hh_l0.abs().max()) == 0 and not lstm.bias_hh_l0.requires_grad
+    hs = model.sequence(t("x").transpose(0, 1)).transpose(0, 1)
+    loss = _golden_loss(hs, t("R"))
+    loss.backward()
+    assert float((hs.detach() - t("h")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
+    gW = torch.cat([t("g_W" + k) for k in "ifgo"])
+    for ours, theirs in ((lstm.weight_hh_l0.grad, gW[:, :n]), (lstm.weight_ih_l0.grad, gW[:, n:]),
+                         (lstm.bias_ih_l0.grad, torch.cat([t("g_b" + k) for k in "ifgo"]))):
+        assert float((ours - theirs).abs().max()) < 1e-10 * max(1.0, float(theirs.abs().max()))
+
+
+def _std_ok(sample: torch.Tensor, expected: float, kurtosis: float) -> bool:
+    """Sample std within 5 standard errors of ``expected`` (SE of a std: ``sigma sqrt((kappa - 1) / (4 n))``)."""
+    n = sample.numel()
+    return abs(float(sample.std()) - expected) < 5 * expected * math.sqrt((kurtosis - 1) / (4 * n))
+
+
+def test_initial_distributions_match_the_authors_code():
+    """The authors' inits (RNN_Cell.py, expRNN/exprnn.py, LSTM.py): the nnRNN's U keeps nn.Linear's default
+    (uniform +-1/sqrt(n_in), std 1/sqrt(3 n_in) = 0.577 at n_in = 1), the expRNN's input weights are Xavier normal
+    (std sqrt(2 / (n_in + N))), the LSTM's gate weights Xavier normal on [h, x] (std sqrt(2 / (2N + n_in)))."""
+    from lscnb.experiments.nnrnn import make_model
+    cells = [NNRNNCell(1, 512, seed=s) for s in range(4)]
+    U = torch.cat([c.U.detach() for c in cells])
+    assert float(U.abs().max()) <= 1.0 and _std_ok(U, 1 / math.sqrt(3), 1.8)  # uniform: kurtosis 1.8
+    core, _, _ = make_model("expRNN", 1024, 0, n_in=1)
+    w = core.cell.input.weight.detach()
+    assert core.cell.input.bias is None and _std_ok(w, math.sqrt(2 / 1025), 3.0)
+    core, _, _ = make_model("LSTM", 256, 0, n_in=1)
+    for w in (core.lstm.weight_hh_l0, core.lstm.weight_ih_l0):
+        assert _std_ok(w.detach(), math.sqrt(2 / 513), 3.0)
+    b = core.lstm.bias_ih_l0.detach()
+    assert float(b.abs().max()) <= 1 / math.sqrt(257) and _std_ok(b, 1 / math.sqrt(3 * 257), 1.8)
+    theta = torch.cat([c.theta.detach() for c in cells])
+    assert 0 <= float(theta.min()) and float(theta.max()) < 6.28
+
+
+DETERMINISTIC = {"fmc": "closed-form Fisher memory curves of fixed matrices: nothing is drawn"}
+
+
+@pytest.mark.parametrize("figure", ["transients", "copy", "psmnist", "theta", "ptb", "gamma"])
+def test_seed_reaches_every_figure_that_trains_or_samples(figure):
+    from lscnb.experiments import nnrnn as ex
+    from seedcheck import assert_seed_reaches
+    assert set(ex.FIGURES) == {"transients", "copy", "psmnist", "theta", "ptb", "gamma"} | set(DETERMINISTIC)
+    assert_seed_reaches(_shrunk(ex.FIGURES[figure]("full")[0]))

@@ -77,10 +77,11 @@ def transients_run(cfg: dict, ctx) -> dict:
     """Norms of ``Theta^t h_0`` for the six (alpha, beta) of Fig. 3.1b (d = 0) and an orthogonal control."""
     out = {}
     for a, b in CONFIGS:
-        tr = fisher.transients(fisher.make_theta(cfg["n"], 0.0, a, b), cfg["steps"], cfg["samples"], seed=4)
+        tr = fisher.transients(fisher.make_theta(cfg["n"], 0.0, a, b), cfg["steps"], cfg["samples"], seed=ctx.seed)
         out[f"a{a}-b{b}"] = np.stack([tr["norm_mean"], tr["norm_std"], tr["unit_std_mean"]])
+    # fixed: any orthogonal control keeps every norm at 1, so which one is drawn does not matter
     q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((cfg["n"], cfg["n"])))
-    tr = fisher.transients(q, cfg["steps"], cfg["samples"], seed=4)
+    tr = fisher.transients(q, cfg["steps"], cfg["samples"], seed=ctx.seed)
     out["orthogonal"] = np.stack([tr["norm_mean"], tr["norm_std"], tr["unit_std_mean"]])
     return out
 
@@ -142,17 +143,27 @@ def show_transients_fmc(tr, fmc) -> None:
             ax[0, a_i].plot(res[f"a{a}-b{b}"], styles[a], color="C0" if b == 0 else "C3", label=f"α = {a}, β = {b}")
         ax[0, a_i].set(yscale="log", ylim=(5e-3, 1), xlabel="t", ylabel="J(t)", title=f"(c) Fisher memory curve, d = {d}")
     ax[0, 1].legend(fontsize=6)
-    plot.show(fig, tr, fmc, data="closed-form linear dynamics, N = 100, 1,000 random initial states (seed 4)")
+    plot.show(fig, tr, fmc, data="closed-form linear dynamics, N = 100, 1,000 random initial states "
+              f"(seed {r.config['seed'] + r.config.get('seed_offset', 0)})")
 
 
 # --------------------------------------------------------------------------------------------- Fig. 3.2
 class _LSTMModel(torch.nn.Module):
+    """The authors' LSTM (``LSTM.py``) on ``torch.nn.LSTM``: each gate is ``nn.Linear(d + n, n)`` on ``[h, x]`` with
+    Xavier-normal weights (std ``sqrt(2 / (2n + d))``, for the ``h`` and ``x`` columns alike) and one bias,
+    ``nn.Linear``'s default uniform in ``+-1/sqrt(n + d)``; here that bias is ``bias_ih`` and ``bias_hh`` is frozen
+    at zero."""
+
     def __init__(self, d, n):
         super().__init__()
         self.lstm = torch.nn.LSTM(d, n, batch_first=True)
-        for name, p in self.lstm.named_parameters():
-            if "weight" in name:
-                torch.nn.init.xavier_normal_(p)
+        std, bound = math.sqrt(2 / (2 * n + d)), 1 / math.sqrt(n + d)
+        with torch.no_grad():
+            for w in (self.lstm.weight_ih_l0, self.lstm.weight_hh_l0):
+                w.normal_(0.0, std)
+            self.lstm.bias_ih_l0.uniform_(-bound, bound)
+            self.lstm.bias_hh_l0.zero_()
+        self.lstm.bias_hh_l0.requires_grad_(False)
 
     def sequence(self, x):
         return self.lstm(x)[0]
@@ -208,7 +219,8 @@ def make_model(name: str, width: int, seed: int, *, n_in: int = 10, n_out: int =
         core, orth = _CellModel(EURNNCell(n_in, width, capacity=hp.get("capacity", 2), seed=seed)), None
         main = [{"params": list(core.parameters()), "lr": hp["lr"]}]
     elif arch == "expRNN":
-        core = _CellModel(OrthogonalRNNCell(n_in, width, map="exp", init=init))
+        core = _CellModel(OrthogonalRNNCell(n_in, width, map="exp", init=init, input_init=hp.get("input_init", "xavier"),
+                                            input_bias=False))
         skew_param = core.cell.recurrent.parametrizations.weight.original
         main = [{"params": [p for p in core.parameters() if p is not skew_param], "lr": hp["lr"]}]
         orth = [{"params": [skew_param], "lr": hp["lr_orth"]}]
@@ -244,7 +256,7 @@ def effective_parameters(core, readout) -> int:
         rec = n * (n - 1) // 2 + sum(p.numel() for name, p in core.cell.named_parameters()
                                      if "recurrent" not in name)
     else:
-        rec = sum(p.numel() for p in core.parameters())
+        rec = sum(p.numel() for p in core.parameters() if p.requires_grad)
     return rec + sum(p.numel() for p in readout.parameters())
 
 
@@ -266,8 +278,8 @@ def copy_run(cfg: dict, ctx) -> dict:
 
     With ``cfg["track"] = k`` an nnRNN run also records ``||T||_F`` and P's orthogonality every k iterations and
     returns the learned Theta, Lambda, T, angles and scales (Fig. 3.3)."""
-    core, readout, opts = make_copy_model(cfg["model"], cfg["width"], cfg["seed"])
-    gen = torch.Generator().manual_seed(cfg["seed"])
+    core, readout, opts = make_copy_model(cfg["model"], cfg["width"], ctx.seed)
+    gen = torch.Generator().manual_seed(ctx.seed)
     track = cfg.get("track", 0) if cfg["model"] == "nnRNN" else 0
     losses, t_norm, p_orth = [], [], []
     for it in tqdm(range(cfg["iters"]), desc=cfg["model"], disable=not getattr(ctx, "progress", False), leave=False):
@@ -338,7 +350,7 @@ def psmnist_data(pool: int, n_train: int, n_eval: int, split_seed: int = 0):
         imgs = torch.nn.functional.avg_pool2d(images.float().unsqueeze(1), pool).squeeze(1)
         return pixel_sequences(imgs, permute=True)
 
-    order = torch.randperm(len(train), generator=torch.Generator().manual_seed(split_seed))
+    order = torch.randperm(len(train), generator=torch.Generator().manual_seed(split_seed))  # fixed: held-out split
     tr, va = order[:n_train], order[len(train) - n_eval:]
     x = seq(train.images)
     return {"train": (x[tr], train.labels[tr]), "valid": (x[va], train.labels[va]),
@@ -358,9 +370,9 @@ def psmnist_run(cfg: dict, ctx) -> dict:
     hyper = PSMNIST_HYPER if cfg["hyper"] == "paper" else PSMNIST_QUICK_HYPER
     name = cfg["model"]
     data = psmnist_data(cfg["pool"], cfg["n_train"], cfg["n_eval"])
-    core, readout, opts = make_model(name, cfg["width"], cfg["seed"], n_in=1, n_out=10, hyper=hyper,
+    core, readout, opts = make_model(name, cfg["width"], ctx.seed, n_in=1, n_out=10, hyper=hyper,
                                      init="cayley")
-    (x, y), gen = data["train"], torch.Generator().manual_seed(cfg["seed"])
+    (x, y), gen = data["train"], torch.Generator().manual_seed(ctx.seed)
     device = getattr(ctx, "device", "cpu")
     core, readout = core.to(device), readout.to(device)
     losses, valid, best, test_at_best, diverged = [], [], -1.0, float("nan"), False
@@ -459,8 +471,10 @@ PTB_HYPER = {  # Table A.4 (PTB, truncation length 150 and 300): one row per mod
     length: [
         _ptb_row("nnRNN", 1024, 8e-4, 0.9, arch="nnRNN", lr_orth=8e-5 if length == 150 else 6e-5,
                  delta=1.0 if length == 150 else 1e-4, t_decay=1e-4, init="cayley"),
-        _ptb_row("expRNN", 1024, 5e-3, 0.9, ("width",), arch="expRNN", lr_orth=1e-4, init="cayley"),
-        _ptb_row("expRNN", 1386, 5e-3, 0.9, ("params",), arch="expRNN", lr_orth=1e-4, init="cayley"),
+        _ptb_row("expRNN", 1024, 5e-3, 0.9, ("width",), arch="expRNN", lr_orth=1e-4, init="cayley",
+                 input_init="kaiming"),  # the authors' PTB script's default input init
+        _ptb_row("expRNN", 1386, 5e-3, 0.9, ("params",), arch="expRNN", lr_orth=1e-4, init="cayley",
+                 input_init="kaiming"),
         _ptb_row("LSTM", 1024, 8e-3, 0.9, ("width",), arch="LSTM"),
         _ptb_row("LSTM", 475, 1e-3 if length == 150 else 3e-3, 0.99 if length == 150 else 0.9, ("params",),
                  arch="LSTM"),
@@ -597,7 +611,7 @@ def ptb_run(cfg: dict, ctx) -> dict:
     hp = dict(ptb_hyper(cfg["row"], cfg["hyper"]), hid=cfg["width"])
     corpus, train, valid, test = ptb_data(cfg["n_train"], cfg["n_eval"])
     device = getattr(ctx, "device", "cpu")
-    lm, opts = make_lm(hp, cfg["seed"], corpus.vocab_size, cfg["emb"])
+    lm, opts = make_lm(hp, ctx.seed, corpus.vocab_size, cfg["emb"])
     lm = lm.to(device)
     params = [p for p in lm.parameters() if p.requires_grad]
     rows = batchify(train, cfg["batch"]).to(device)

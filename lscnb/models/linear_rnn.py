@@ -8,7 +8,7 @@ step through :func:`lscnb.kernels.linear_scan` for diagonal models, as a check (
 - ``DenseLinearRNN``: a dense real A (optionally ``heads`` independent blocks: the block-diagonal ablation);
 - ``DiagonalLRU``: complex diagonal ``lam = exp(-exp(w_nu) + i exp(w_theta))`` with a learned input
   normalisation ``gamma = exp(w_gamma)`` initialised to ``sqrt(1 - |lam|^2)`` (the LRU); ``param="default"``
-  learns Re/Im of lam directly and ``gamma=False`` drops the normalisation;
+  learns Re/Im of lam and gamma itself directly (as the authors' ``LRUBase``), ``gamma=False`` drops gamma;
 - ``DiagonalS4``: the paper's modified S4 (App. A.3, eqs. 23-25), ``lam = exp((w_A^re + i w_A^im) Delta)`` with a
   learned step ``Delta = softplus(w_Delta)`` per unit that also scales the input, ``Delta * B``.
 """
@@ -142,7 +142,11 @@ def _ring(n: int, nu0: float, theta0: float, g: torch.Generator) -> tuple[torch.
 
 class DiagonalLRU(_ComplexDiagonal):
     """Complex diagonal linear RNN with scalar input/output: the LRU (``param="exp"``, ``gamma=True``) and its
-    ablations. Moduli start uniform on the ring ``[nu0, 1]``, phases uniform in ``(-theta0, theta0)``."""
+    ablations. Moduli start uniform on the ring ``[nu0, 1]``, phases uniform in ``(-theta0, theta0)``.
+
+    The input scale starts at ``sqrt(1 - |lam|^2)`` and is learned as ``exp(w_gamma)`` with ``param="exp"`` and
+    as ``gamma`` itself with ``param="default"`` (the authors' ``LRUBase``: ``jnp.exp(self.gamma) if
+    parametrization == "exp" else self.gamma``)."""
 
     def __init__(self, n: int = 64, *, nu0: float = 0.0, theta0: float = math.pi, param: str = "exp",
                  gamma: bool = True, seed: int = 0, dtype=torch.float32):
@@ -158,7 +162,9 @@ class DiagonalLRU(_ComplexDiagonal):
         else:
             self.lam_re = nn.Parameter((nu * torch.cos(theta)).to(dtype))
             self.lam_im = nn.Parameter((nu * torch.sin(theta)).to(dtype))
-        self.w_gamma = nn.Parameter(torch.log(torch.sqrt(1 - nu ** 2)).to(dtype)) if gamma else None
+        gamma0 = torch.sqrt(1 - nu ** 2)
+        self.w_gamma = nn.Parameter(torch.log(gamma0).to(dtype)) if gamma and param == "exp" else None
+        self.gamma = nn.Parameter(gamma0.to(dtype)) if gamma and param == "default" else None
         self.B_re = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
         self.B_im = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
         self.C_re = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
@@ -197,7 +203,9 @@ class DiagonalLRU(_ComplexDiagonal):
 
     def _input(self) -> torch.Tensor:
         b = torch.complex(self.B_re, self.B_im)
-        return b * torch.exp(self.w_gamma) if self.use_gamma else b
+        if not self.use_gamma:
+            return b
+        return b * (torch.exp(self.w_gamma) if self.param == "exp" else self.gamma)
 
 
 class DiagonalS4(_ComplexDiagonal):

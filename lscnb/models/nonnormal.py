@@ -11,6 +11,10 @@ eq. 3.5.1; T's L2 penalty is weight decay on T's own optimiser group (``param_gr
 The authors' code draws P's initialisation (Henaff or Cayley) but never applies it (the parameter is overwritten
 by zeros before use), so their P starts at the identity; here the chosen initialisation is applied. At
 initialisation P commutes with Lambda's rotation blocks, so V = Lambda either way; P matters once T != 0.
+
+The other initial values follow the authors' ``OrthoRNNCell`` (``RNN_Cell.py``): U keeps ``nn.Linear``'s default
+(their cell never calls its input initialiser), uniform in ``+-1/sqrt(input_size)`` (std ``1/sqrt(3 input_size)``),
+no input bias; angles uniform in ``[0, 2 x 3.14)`` (their constant); gamma = 1; modReLU biases uniform in +-0.01.
 """
 from __future__ import annotations
 
@@ -21,6 +25,10 @@ from torch import nn
 
 from .. import checks
 from .orthogonal import ModReLU, skew, skew_init
+
+
+THETA_MAX = 2 * 3.14
+"""The authors' upper bound of the initial angles (``np.random.uniform(0, 2*3.14)``), kept for fidelity."""
 
 
 class NNRNNCell(nn.Module):
@@ -34,7 +42,7 @@ class NNRNNCell(nn.Module):
         g = torch.Generator().manual_seed(seed)
         n, m = hidden_size, hidden_size // 2
         self.log_P = nn.Parameter(skew_init(n, init, generator=g))
-        self.theta = nn.Parameter(2 * math.pi * torch.rand(m, generator=g))
+        self.theta = nn.Parameter(THETA_MAX * torch.rand(m, generator=g))
         if gamma_fixed is None:
             self.gamma = nn.Parameter(torch.ones(m))
         else:  # thesis App. A.6: gamma clamped (a buffer, not learned)
@@ -45,7 +53,8 @@ class NNRNNCell(nn.Module):
             idx = torch.arange(0, n, 2)
             mask[idx + 1, idx] = 0.0
         self.register_buffer("mask", mask)
-        self.U = nn.Parameter(torch.randn(n, input_size, generator=g) * math.sqrt(2 / (n + input_size)))
+        bound = 1 / math.sqrt(input_size)  # nn.Linear's default (kaiming_uniform_ with a = sqrt(5))
+        self.U = nn.Parameter((2 * torch.rand(n, input_size, generator=g) - 1) * bound)
         self.phi = ModReLU(n)
 
     @property

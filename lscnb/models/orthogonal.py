@@ -76,21 +76,32 @@ class ModReLU(nn.Module):
 
 
 class OrthogonalRNNCell(nn.Module):
-    """``h_t = modReLU(W h_{t-1} + U x_t)`` with ``W`` kept orthogonal (expRNN when ``map="exp"``)."""
+    """``h_t = modReLU(W h_{t-1} + U x_t + b)`` with ``W`` kept orthogonal (expRNN when ``map="exp"``).
+
+    ``input_init``: ``"kaiming"`` (normal, std ``sqrt(2 / input_size)``) or ``"xavier"`` (normal, std
+    ``sqrt(2 / (input_size + hidden_size))``); ``input_bias=False`` drops ``b`` (the bias then lives in modReLU
+    only). The expRNN of the nnRNN authors' code (``expRNN/exprnn.py``) is ``input_init="xavier"`` (copy task,
+    psMNIST) or ``"kaiming"`` (their PTB script), with ``input_bias=False``.
+    """
 
     def __init__(self, input_size: int, hidden_size: int, *, map: str = "exp", init: str = "henaff",
-                 activation: str = "modrelu"):
+                 activation: str = "modrelu", input_init: str = "kaiming", input_bias: bool = True):
         super().__init__()
         self.input_size = checks.positive_int(input_size, "input_size")
         self.hidden_size = checks.positive_int(hidden_size, "hidden_size")
         checks.one_of(activation, ("modrelu", "tanh", "relu", "linear"), "activation")
+        checks.one_of(input_init, ("kaiming", "xavier"), "input_init")
         self.recurrent = nn.Linear(hidden_size, hidden_size, bias=False)
         with torch.no_grad():
             self.recurrent.weight.copy_(skew_init(hidden_size, init))
         parametrize.register_parametrization(self.recurrent, "weight", Orthogonal(map))
-        self.input = nn.Linear(input_size, hidden_size)
-        nn.init.kaiming_normal_(self.input.weight, nonlinearity="relu")
-        nn.init.zeros_(self.input.bias)
+        self.input = nn.Linear(input_size, hidden_size, bias=bool(input_bias))
+        if input_init == "kaiming":
+            nn.init.kaiming_normal_(self.input.weight, nonlinearity="relu")
+        else:
+            nn.init.xavier_normal_(self.input.weight)
+        if self.input.bias is not None:
+            nn.init.zeros_(self.input.bias)
         self.phi = ModReLU(hidden_size) if activation == "modrelu" else {
             "tanh": torch.tanh, "relu": torch.relu, "linear": lambda z: z}[activation]
 
