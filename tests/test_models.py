@@ -121,23 +121,29 @@ def test_diagonal_lru_matches_the_authors_code(tag, param, gamma):
 def test_lru_layer_matches_minimal_lru():
     """NicolasZucchet/minimal-LRU @ bbd71b1104c399ec0d13819527d791949e66f599, ``lru/model.py``, class ``LRU``
     (d_model 3, d_hidden 5, r_min 0.4, r_max 0.95, max_phase 6.28), float64 JAX, one 12-step sequence: outputs and
-    loss, and the gradients of theta_log, B, C, D. Their gamma_log is a free parameter; ours is
-    ``log sqrt(1 - |lam|^2)`` of nu_log (the same at initialisation), so our nu_log gradient is theirs plus
-    gamma_log's times ``d gamma_log / d nu_log = e^nu |lam|^2 / (1 - |lam|^2)``."""
+    loss, and the gradients of every parameter, gamma_log (a free parameter there and here) included."""
     from lscnb.models.lru import LRU
     g = _golden("lru_layer.npz")
     t = lambda k: torch.tensor(g[k], dtype=torch.float64)
     m = LRU(3, 5).double()
     with torch.no_grad():
-        for k in ("nu_log", "theta_log", "B_re", "B_im", "C_re", "C_im", "D"):
+        for k in ("nu_log", "theta_log", "gamma_log", "B_re", "B_im", "C_re", "C_im", "D"):
             getattr(m, k).copy_(t(k))
-    torch.testing.assert_close(torch.log(m.gamma()), t("gamma_log"), atol=1e-12, rtol=0)
     y = m(t("x")[None])
     loss = (y * t("R")).sum() + 0.5 * (y ** 2).sum()
     loss.backward()
     assert float((y.detach()[0] - t("y")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
-    for k in ("theta_log", "B_re", "B_im", "C_re", "C_im", "D"):
+    for k in ("nu_log", "theta_log", "gamma_log", "B_re", "B_im", "C_re", "C_im", "D"):
         assert float((getattr(m, k).grad - t("g_" + k)).abs().max()) < 1e-10 * max(1.0, float(t("g_" + k).abs().max())), k
-    mod2 = m.eigenvalues().detach().abs() ** 2
-    chain = t("g_nu_log") + t("g_gamma_log") * torch.exp(m.nu_log.detach()) * mod2 / (1 - mod2)
-    assert float((m.nu_log.grad - chain).abs().max()) < 1e-10 * max(1.0, float(chain.abs().max()))
+
+
+def test_lru_gamma_starts_at_its_normalisation_and_is_learned_apart_from_nu():
+    from lscnb.models.lru import LRU
+    torch.manual_seed(0)
+    m = LRU(3, 6, r_min=0.5, r_max=0.99).double()
+    torch.testing.assert_close(m.gamma(), torch.sqrt(1 - m.eigenvalues().abs() ** 2), atol=1e-6, rtol=0)
+    with torch.no_grad():
+        m.nu_log.add_(1.0)                      # moving |lambda| leaves gamma where it was (minimal-LRU)
+    assert float((m.gamma() - torch.sqrt(1 - m.eigenvalues().abs() ** 2)).abs().max()) > 1e-2
+    off = LRU(3, 6, normalize=False)
+    assert torch.equal(off.gamma(), torch.ones(6)) and not off.gamma_log.requires_grad

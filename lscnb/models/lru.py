@@ -1,8 +1,11 @@
 """The Linear Recurrent Unit (Orvieto et al. 2023): a complex diagonal linear recurrence with exponential
 parametrisation and input normalisation,
 
-    lambda_j = exp(-exp(nu_j) + i exp(theta_j)),  gamma_j = sqrt(1 - |lambda_j|^2),
-    h_t = lambda * h_{t-1} + gamma * (B x_t),     y_t = Re(C h_t) + D * x_t.
+    lambda_j = exp(-exp(nu_j) + i exp(theta_j)),  gamma_j = exp(gamma_log_j),
+    h_t = lambda * h_{t-1} + gamma * (B x_t),     y_t = Re(C h_t) + D * x_t,
+
+with ``gamma_log`` a free parameter initialised to ``log sqrt(1 - |lambda|^2)``, as in the authors' minimal-LRU
+(and the LSC paper's LRU): training or pre-training that moves ``|lambda|`` leaves the normalisation where it is.
 
 The recurrence runs through :func:`lscnb.kernels.linear_scan`.
 """
@@ -36,6 +39,9 @@ class LRU(nn.Module):
         nu = -0.5 * torch.log(u1 * (r_max ** 2 - r_min ** 2) + r_min ** 2)
         self.nu_log = nn.Parameter(torch.log(nu))
         self.theta_log = nn.Parameter(torch.log(max_phase * u2 + 1e-12))
+        # learned from its initial value sqrt(1 - |lambda|^2), not recomputed from nu (minimal-LRU's gamma_log)
+        self.gamma_log = nn.Parameter(0.5 * torch.log(1 - torch.exp(-2 * torch.exp(self.nu_log.detach()))),
+                                      requires_grad=normalize)
         self.B_re = nn.Parameter(torch.randn(d_state, d_model) / math.sqrt(2 * d_model))
         self.B_im = nn.Parameter(torch.randn(d_state, d_model) / math.sqrt(2 * d_model))
         self.C_re = nn.Parameter(torch.randn(d_model, d_state) / math.sqrt(d_state))
@@ -46,7 +52,8 @@ class LRU(nn.Module):
         return torch.exp(-torch.exp(self.nu_log) + 1j * torch.exp(self.theta_log))
 
     def gamma(self) -> torch.Tensor:
-        return torch.sqrt(1 - self.eigenvalues().abs() ** 2) if self.normalize else torch.ones(self.d_state)
+        """The input normalisation ``exp(gamma_log)`` (ones with ``normalize=False``)."""
+        return torch.exp(self.gamma_log) if self.normalize else torch.ones_like(self.gamma_log)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         checks.tensor(x, "x", ndim=3)
