@@ -6,13 +6,14 @@ One step = forward over T steps, a linear readout of the last state, backward, A
     python bench/cells.py --device cuda                # T = 784, B = 64, N = 128 (sequential MNIST)
     python bench/cells.py --device cpu --T 100 --no-compile
 """
+
 from __future__ import annotations
 
 import argparse
 
 import torch
-
 from common import report, timeit
+
 from lscnb.kernels import compiled_step
 from lscnb.models import GRUCell, LSTMCell
 from lscnb.models.rnn import run_cell
@@ -60,8 +61,9 @@ def bench(name: str, x, y, n: int, device: str, repeat: int, compile_: bool) -> 
         opt = torch.optim.Adam([*module.parameters(), *readout.parameters()], lr=1e-3)
         row = {"cell": name, "variant": label, "ms per step": float("nan"), "vs baseline": float("nan"), "note": ""}
         try:
-            row["ms per step"] = timeit(lambda: train_step(forward, readout, x, y, opt), device, repeat=repeat,
-                                        warmup=2)
+            row["ms per step"] = timeit(
+                lambda: train_step(forward, readout, x, y, opt), device, repeat=repeat, warmup=2
+            )
         except Exception as err:  # noqa: BLE001 - torch.compile without a compiler, say: report it, go on
             row["note"] = f"unavailable: {type(err).__name__}"
         rows.append(row)
@@ -89,8 +91,14 @@ def main(argv=None) -> list[dict]:
     x = torch.randn(B, T, n, device=args.device)
     y = torch.randint(10, (B,), device=args.device)
     rows = [r for name in args.cells for r in bench(name, x, y, n, args.device, args.repeat, not args.no_compile)]
-    report(f"training step of a recurrent layer, T = {T}, B = {B}, N = {n}, fp32 (ratio: time / the baseline's "
-           "time, the first row of each cell)", rows, args.device, "cells", args.out)
+    report(
+        f"training step of a recurrent layer, T = {T}, B = {B}, N = {n}, fp32 (ratio: time / the baseline's "
+        "time, the first row of each cell)",
+        rows,
+        args.device,
+        "cells",
+        args.out,
+    )
     return rows
 
 

@@ -1,4 +1,5 @@
 """Shared pieces of the benchmarks: a timer that synchronises the GPU, and a record of where a run happened."""
+
 from __future__ import annotations
 
 import json
@@ -34,9 +35,14 @@ def timeit(fn, device: str, *, repeat: int = 5, warmup: int = 1) -> float:
 
 def machine(device: str) -> dict:
     """Device, versions and commit of this run (the same facts a result file records)."""
-    return {"device": device, "device_name": config.device_name(device), "torch": torch.__version__,
-            "threads": torch.get_num_threads(), "git_commit": results.git_commit(),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    return {
+        "device": device,
+        "device_name": config.device_name(device),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "git_commit": results.git_commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
 
 
 def report(name: str, rows: list[dict], device: str, stem: str, out: str | None = None) -> str:
@@ -45,8 +51,13 @@ def report(name: str, rows: list[dict], device: str, stem: str, out: str | None 
     meta = machine(device)
     out = out or str(HERE / "results" / f"{stem}-{torch.device(device).type}.json")
     cols = list(rows[0]) if rows else []
-    lines = [f"### {name}", "", f"{meta['device_name']} (`{meta['device']}`, {meta['threads']} threads), "
-             f"torch {meta['torch']}, commit {str(meta['git_commit'])[:10]}, {meta['date']}", ""]
+    lines = [
+        f"### {name}",
+        "",
+        f"{meta['device_name']} (`{meta['device']}`, {meta['threads']} threads), "
+        f"torch {meta['torch']}, commit {str(meta['git_commit'])[:10]}, {meta['date']}",
+        "",
+    ]
     if cols:
         lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]

@@ -1,19 +1,19 @@
 """Run every benchmark for one device and write their tables to bench/RESULTS-<device>.md.
 
-    python bench/run_all.py --device cuda          # on a GPU machine (the issue's shapes)
-    python bench/run_all.py --device cpu           # CPU sizes (smaller T and channels)
+python bench/run_all.py --device cuda          # on a GPU machine (the issue's shapes)
+python bench/run_all.py --device cpu           # CPU sizes (smaller T and channels)
 """
+
 from __future__ import annotations
 
 import argparse
 import io
 from contextlib import redirect_stdout
 
-import torch
-
 import cells
 import scan
 import spectra
+import torch
 from common import HERE
 
 NOTE = """Ratios are measured within one run, against the baseline named in each table, so they are comparable
@@ -33,7 +33,8 @@ def main(argv=None) -> None:
         spectra.main(dev)
         cells.main(dev)
     kind = torch.device(args.device).type
-    text = f"# Benchmarks on `{kind}`\n\nMade by `python bench/run_all.py --device {args.device}`.\n{NOTE}\n\n{buf.getvalue()}"
+    text = f"# Benchmarks on `{kind}`\n\nMade by `python bench/run_all.py --device "
+    f"{args.device}`.\n{NOTE}\n\n{buf.getvalue()}"
     (HERE / f"RESULTS-{kind}.md").write_text(text)
     print(text)
 

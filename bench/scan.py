@@ -1,18 +1,20 @@
 """Benchmark the linear recurrence scan h_t = a_t h_{t-1} + b_t: every backend of ``lscnb.kernels`` that runs on the
-device (the Triton scan on CUDA, or in Triton's interpreter with TRITON_INTERPRET=1) against the sequential loop, forward and forward+backward, with the achieved memory bandwidth.
+device (the Triton scan on CUDA, or in Triton's interpreter with TRITON_INTERPRET=1) against the sequential loop,
+forward and forward+backward, with the achieved memory bandwidth.
 
     python bench/scan.py --device cuda            # the issue's shapes: batch x channels 8 x 1536, T to 65,536
     python bench/scan.py --device cpu --T 256 1024 --channels 256
 
 Bandwidth counts the bytes a fused kernel must move: read a and b, write h (3 x B x T x C x element size).
 """
+
 from __future__ import annotations
 
 import argparse
 
 import torch
-
 from common import report, timeit
+
 from lscnb.kernels import BACKENDS, scan_sequential, usable_backends
 
 
@@ -25,7 +27,7 @@ def bench(T: int, batch: int, channels: int, device: str, dtype, repeat: int, ba
     for name in usable_backends(device):
         fn = BACKENDS[name]
         out = fn(a, b)
-        err = float(((out - ref).abs().max() / ref.abs().max()))
+        err = float((out - ref).abs().max() / ref.abs().max())
         if backward:
             aa, bb = a.clone().requires_grad_(), b.clone().requires_grad_()
             ms = timeit(lambda: fn(aa, bb).sum().backward(), device, repeat=repeat)
@@ -34,8 +36,17 @@ def bench(T: int, batch: int, channels: int, device: str, dtype, repeat: int, ba
                 ms = timeit(lambda: fn(a, b), device, repeat=repeat)
         base = ms if name == "sequential" else base
         nbytes = 3 * a.numel() * a.element_size()
-        rows.append({"T": T, "backend": name, "pass": "fwd+bwd" if backward else "fwd", "ms": ms,
-                     "speed-up vs loop": base / ms, "GB/s": nbytes / ms / 1e6, "max rel. error": err})
+        rows.append(
+            {
+                "T": T,
+                "backend": name,
+                "pass": "fwd+bwd" if backward else "fwd",
+                "ms": ms,
+                "speed-up vs loop": base / ms,
+                "GB/s": nbytes / ms / 1e6,
+                "max rel. error": err,
+            }
+        )
     return rows
 
 
@@ -57,8 +68,13 @@ def main(argv=None) -> list[dict]:
         rows += bench(T, args.batch, channels, args.device, torch.float32, args.repeat, args.backward)
         assert all(r["max rel. error"] < 1e-4 for r in rows), rows  # fp32: backends agree with the loop
     kind = "fwd+bwd" if args.backward else "fwd"
-    report(f"scan ({kind}), batch x channels = {args.batch} x {channels}, fp32", rows, args.device, f"scan-{kind}",
-           args.out)
+    report(
+        f"scan ({kind}), batch x channels = {args.batch} x {channels}, fp32",
+        rows,
+        args.device,
+        f"scan-{kind}",
+        args.out,
+    )
     return rows
 
 

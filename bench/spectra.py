@@ -6,13 +6,14 @@ matrix-free power iteration on JVPs (``lscnb.jacobian.cell_spectral_radius``), d
     python bench/spectra.py --device cuda                  # 128-wide LSTM, GRU and ALIF cells over T = 1,000
     python bench/spectra.py --device cpu --T 100
 """
+
 from __future__ import annotations
 
 import argparse
 
 import torch
-
 from common import report, timeit
+
 from lscnb.jacobian import cell_spectral_radius, time_jacobians
 from lscnb.models import GRUCell, LSTMCell
 from lscnb.models.rnn import run_cell
@@ -71,8 +72,13 @@ def main(argv=None) -> list[dict]:
     # the exact methods agree to rounding; power iteration converges to the dominant modulus, slowly where the
     # top eigenvalues are nearly degenerate in modulus (ALIF's many threshold decays near exp(-1/100)): 2-5% there
     assert all(r["err vs dense"] < (0.1 if r["method"].startswith("power") else 1e-8) for r in rows), rows
-    report(f"spectral radius of the transition Jacobians, float64, {args.iters} power iterations", rows,
-           args.device, "spectra", args.out)
+    report(
+        f"spectral radius of the transition Jacobians, float64, {args.iters} power iterations",
+        rows,
+        args.device,
+        "spectra",
+        args.out,
+    )
     return rows
 
 

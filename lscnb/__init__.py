@@ -5,11 +5,24 @@ Submodules are imported lazily so that ``import lscnb`` stays cheap:
 ``jacobian`` (transition derivatives and spectra), ``models``, ``data``, ``theory``, ``train``, ``plot``
 and ``experiments`` (one module per chapter).
 """
+
 from importlib import import_module
 
 __version__ = "0.1.0"
-__all__ = ["config", "results", "sweep", "jacobian", "models", "data", "theory", "train", "plot",
-           "experiments", "kernels", "checks"]
+__all__ = [
+    "config",
+    "results",
+    "sweep",
+    "jacobian",
+    "models",
+    "data",
+    "theory",
+    "train",
+    "plot",
+    "experiments",
+    "kernels",
+    "checks",
+]
 
 
 def __getattr__(name):

@@ -1,4 +1,5 @@
 """Command line: ``python -m lscnb reproduce CHAPTER --profile full`` and ``python -m lscnb status``."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,15 +13,30 @@ from pathlib import Path
 
 PROG = "python -m lscnb"
 PROFILES = ("replay", "quick", "full")  # config.PROFILES, without importing torch before the arguments are checked
-SEED_HELP = ("offset added to every run's seed: 0 reproduces the committed results; another value makes new runs "
-             "(new keys) and changes every trained or sampled figure; replay ignores it (committed results show "
-             "their own seeds)")
+SEED_HELP = (
+    "offset added to every run's seed: 0 reproduces the committed results; another value makes new runs "
+    "(new keys) and changes every trained or sampled figure; replay ignores it (committed results show "
+    "their own seeds)"
+)
 # options that belong to one executor (or two), and the packages an executor or the notebook path needs
-EXECUTOR_OPTIONS = {"workers": ("processes",), "threads_per_run": ("processes",), "address": ("ray",),
-                    "cpus_per_run": ("ray",), "gpus_per_run": ("ray", "submitit"), "submitit_folder": ("submitit",),
-                    "submitit_cluster": ("submitit",), "slurm_partition": ("submitit",), "timeout_min": ("submitit",)}
-DEFAULTS = {"workers": 2, "threads_per_run": 1, "cpus_per_run": 1.0, "gpus_per_run": 0.0,
-            "submitit_folder": "_build/submitit"}
+EXECUTOR_OPTIONS = {
+    "workers": ("processes",),
+    "threads_per_run": ("processes",),
+    "address": ("ray",),
+    "cpus_per_run": ("ray",),
+    "gpus_per_run": ("ray", "submitit"),
+    "submitit_folder": ("submitit",),
+    "submitit_cluster": ("submitit",),
+    "slurm_partition": ("submitit",),
+    "timeout_min": ("submitit",),
+}
+DEFAULTS = {
+    "workers": 2,
+    "threads_per_run": 1,
+    "cpus_per_run": 1.0,
+    "gpus_per_run": 0.0,
+    "submitit_folder": "_build/submitit",
+}
 PACKAGES = {"ray": "ray", "submitit": "submitit"}
 
 
@@ -44,6 +60,7 @@ def _count(minimum: int):
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be {'>= 0' if minimum == 0 else 'positive'}, got {value}")
         return value
+
     return parse
 
 
@@ -56,6 +73,7 @@ def _amount(allow_zero: bool):
         if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
             raise argparse.ArgumentTypeError(f"must be {'>= 0' if allow_zero else 'positive'}, got {text}")
         return value
+
     return parse
 
 
@@ -71,8 +89,10 @@ def _check_reproduce(args) -> None:
         raise UsageError(f"--executor {args.executor} runs sweeps directly: add --no-notebook")
     for name, executors in EXECUTOR_OPTIONS.items():
         if getattr(args, name) is not None and args.executor not in executors:
-            raise UsageError(f"{_option(name)} is an option of --executor {' or '.join(executors)}, "
-                             f"not of --executor {args.executor}")
+            raise UsageError(
+                f"{_option(name)} is an option of --executor {' or '.join(executors)}, "
+                f"not of --executor {args.executor}"
+            )
         if getattr(args, name) is None:
             setattr(args, name, DEFAULTS.get(name))
     if args.executor == "submitit" and args.gpus_per_run != int(args.gpus_per_run):
@@ -85,8 +105,11 @@ def _check_reproduce(args) -> None:
         raise UsageError("--figure needs one chapter, not all")
     needed = PACKAGES.get(args.executor) or (None if args.no_notebook else "papermill")
     if needed and importlib.util.find_spec(needed) is None:
-        why, alt = (f"--executor {args.executor}", "") if args.no_notebook else ("running the notebook",
-                                                                             ", or add --no-notebook")
+        why, alt = (
+            (f"--executor {args.executor}", "")
+            if args.no_notebook
+            else ("running the notebook", ", or add --no-notebook")
+        )
         raise UsageError(f"{why} needs the {needed} package, which is not installed (pip install {needed}{alt})")
     from .experiments import chapter_module, chapters
 
@@ -115,6 +138,7 @@ def _reproduce(args) -> int:
         start = time.perf_counter()
         if args.no_notebook:
             from .sweep import run_sweep
+
             module = chapter_module(name)
             figures = args.figure or list(module.FIGURES)
             # one sweep over every figure, in the module's order: an executor sees all missing runs at once
@@ -130,9 +154,13 @@ def _reproduce(args) -> int:
             out_dir.mkdir(parents=True, exist_ok=True)
             out = out_dir / f"{Path(notebook).stem}.{profile.name}.ipynb"
             os.environ["LSCNB_WIDGETS"] = "0"  # headless: explorers build no widget (lscnb.explore)
-            papermill.execute_notebook(str(notebook), str(out), cwd=str(notebook.parent),
-                                       parameters={"PROFILE": profile.name, "DEVICE": profile.device,
-                                                   "SEED": profile.seed}, progress_bar=False)
+            papermill.execute_notebook(
+                str(notebook),
+                str(out),
+                cwd=str(notebook.parent),
+                parameters={"PROFILE": profile.name, "DEVICE": profile.device, "SEED": profile.seed},
+                progress_bar=False,
+            )
             print(f"[{name}] executed notebook kept at {out}")
         print(f"[{name}] finished in {time.perf_counter() - start:.0f} s", flush=True)
     return 0
@@ -170,12 +198,16 @@ def _status(args) -> int:
         print(f"no committed results under {root}")
         return 0
     print(f"committed results under {root}\n")
-    head = f"{'chapter':<14}{'figure':<16}{'runs':>5}{'failed':>7}  {'profile':<8}{'hardware':<32}{'last run':<21}commit"
+    head = (
+        f"{'chapter':<14}{'figure':<16}{'runs':>5}{'failed':>7}  {'profile':<8}{'hardware':<32}{'last run':<21}commit"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['chapter']:<14}{r['figure']:<16}{r['runs']:>5}{r['failed']:>7}  {','.join(r['profiles']):<8}"
-              f"{'; '.join(r['devices'])[:31]:<32}{r['last'][:19]:<21}{','.join(r['commits'])}")
+        print(
+            f"{r['chapter']:<14}{r['figure']:<16}{r['runs']:>5}{r['failed']:>7}  {','.join(r['profiles']):<8}"
+            f"{'; '.join(r['devices'])[:31]:<32}{r['last'][:19]:<21}{','.join(r['commits'])}"
+        )
     return 0
 
 
@@ -192,19 +224,30 @@ def main(argv=None) -> int:
     rep.add_argument("--force", action="store_true", help="recompute runs that are already stored")
     rep.add_argument("--output", default=None, help="folder for the executed notebook (default: _build/reproduce)")
     ex = rep.add_argument_group("executors (with --no-notebook)")
-    ex.add_argument("--executor", default="local", choices=("local", "processes", "ray", "submitit"),
-                    help="where runs execute: this process, a pool of local processes, a Ray instance/cluster, "
-                         "or SLURM jobs via submitit")
+    ex.add_argument(
+        "--executor",
+        default="local",
+        choices=("local", "processes", "ray", "submitit"),
+        help="where runs execute: this process, a pool of local processes, a Ray instance/cluster, "
+        "or SLURM jobs via submitit",
+    )
     ex.add_argument("--workers", type=_count(1), help="processes: how many worker processes (default 2)")
     ex.add_argument("--threads-per-run", type=_count(1), help="processes: torch threads per worker (default 1)")
-    ex.add_argument("--address", help="Ray: cluster address ('auto', 'ray://host:10001'); default starts a local "
-                                      "instance")
+    ex.add_argument(
+        "--address", help="Ray: cluster address ('auto', 'ray://host:10001'); default starts a local instance"
+    )
     ex.add_argument("--cpus-per-run", type=_amount(False), help="Ray: CPUs per run (default 1)")
-    ex.add_argument("--gpus-per-run", type=_amount(True), help="Ray: GPUs per run (fractions share a GPU); "
-                                                               "submitit: GPUs per job (default 0)")
+    ex.add_argument(
+        "--gpus-per-run",
+        type=_amount(True),
+        help="Ray: GPUs per run (fractions share a GPU); submitit: GPUs per job (default 0)",
+    )
     ex.add_argument("--submitit-folder", help="submitit: logs and pickles (default _build/submitit)")
-    ex.add_argument("--submitit-cluster", choices=("slurm", "local", "debug"),
-                    help="submitit: where jobs run (default: SLURM when available)")
+    ex.add_argument(
+        "--submitit-cluster",
+        choices=("slurm", "local", "debug"),
+        help="submitit: where jobs run (default: SLURM when available)",
+    )
     ex.add_argument("--slurm-partition", help="submitit: the SLURM partition")
     ex.add_argument("--timeout-min", type=_count(1), help="submitit: job time limit in minutes")
     rep.set_defaults(func=_reproduce)

@@ -1,4 +1,5 @@
 """Argument checks shared by the public functions: each raises an error that names the argument."""
+
 from __future__ import annotations
 
 import numbers

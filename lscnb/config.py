@@ -5,6 +5,7 @@ A notebook's ``parameters`` cell holds literals only (``PROFILE = None``); the n
 Everything that depends on the profile (sizes, seeds, device) is derived from the returned
 :class:`Profile`, never from the parameters cell.
 """
+
 from __future__ import annotations
 
 import os
@@ -68,8 +69,9 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def resolve(profile: str | None = None, *, seed: int = 0, device: str | None = None,
-            threads: int | None = None) -> Profile:
+def resolve(
+    profile: str | None = None, *, seed: int = 0, device: str | None = None, threads: int | None = None
+) -> Profile:
     """Turn a notebook's ``PROFILE`` parameter into a :class:`Profile`.
 
     ``None`` reads ``LSCNB_PROFILE`` and falls back to ``replay``; on Colab it falls back to ``full`` when a GPU is

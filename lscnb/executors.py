@@ -6,12 +6,13 @@ finish, where ``outcome`` is a :class:`~lscnb.results.Result` or a :class:`Failu
 sweep stores each result as it arrives, so the driver owns the store and workers need no shared file system
 (only a run's checkpoint is written where the worker runs). Any worker can run any missing run.
 """
+
 from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from . import checks
 from .config import Profile
@@ -51,8 +52,15 @@ class RayExecutor:
     ``runtime_env={"working_dir": ".", ...}``).
     """
 
-    def __init__(self, address: str | None = None, *, cpus_per_run: float = 1, gpus_per_run: float = 0,
-                 runtime_env: dict | None = None, max_in_flight: int | None = None):
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        cpus_per_run: float = 1,
+        gpus_per_run: float = 0,
+        runtime_env: dict | None = None,
+        max_in_flight: int | None = None,
+    ):
         self.cpus = checks.positive_float(cpus_per_run, "cpus_per_run")
         self.gpus = checks.positive_float(gpus_per_run, "gpus_per_run", allow_zero=True)
         self.max_in_flight = None if max_in_flight is None else checks.positive_int(max_in_flight, "max_in_flight")
@@ -60,8 +68,14 @@ class RayExecutor:
 
         self.ray = ray
         if not ray.is_initialized():
-            ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, log_to_driver=False,
-                     ignore_reinit_error=True, configure_logging=False)
+            ray.init(
+                address=address,
+                runtime_env=runtime_env,
+                include_dashboard=False,
+                log_to_driver=False,
+                ignore_reinit_error=True,
+                configure_logging=False,
+            )
 
     def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
         task = self.ray.remote(num_cpus=self.cpus, num_gpus=self.gpus, max_retries=0)(_safe_compute)
@@ -106,10 +120,13 @@ class ProcessExecutor:
         if not todo:
             return
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init_worker,
-                                 initargs=(self.threads,)) as pool:
-            futures = {pool.submit(_safe_compute, run, profile, scale, str(store.checkpoint_path(run.key)),
-                                   False): run for run, store in todo}
+        with ProcessPoolExecutor(
+            self.workers, mp_context=context, initializer=_init_worker, initargs=(self.threads,)
+        ) as pool:
+            futures = {
+                pool.submit(_safe_compute, run, profile, scale, str(store.checkpoint_path(run.key)), False): run
+                for run, store in todo
+            }
             for future in as_completed(futures):
                 try:
                     outcome = future.result()
@@ -123,8 +140,9 @@ class SubmititExecutor:
     ``"debug"`` to try it without one. ``parameters`` go to ``update_parameters`` (e.g. ``slurm_partition``,
     ``gpus_per_node``, ``timeout_min``)."""
 
-    def __init__(self, folder: str = "_build/submitit", *, cluster: str | None = None, poll_s: float = 5.0,
-                 **parameters):
+    def __init__(
+        self, folder: str = "_build/submitit", *, cluster: str | None = None, poll_s: float = 5.0, **parameters
+    ):
         if cluster not in (None, "slurm", "local", "debug"):
             raise ValueError(f"cluster must be None (auto), 'slurm', 'local' or 'debug', got {cluster!r}")
         self.poll_s = checks.positive_float(poll_s, "poll_s")
@@ -138,8 +156,10 @@ class SubmititExecutor:
             self.executor.update_parameters(**parameters)
 
     def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
-        jobs = [(run, self.executor.submit(_safe_compute, run, profile, scale, store.checkpoint_path(run.key),
-                                           False)) for run, store in todo]
+        jobs = [
+            (run, self.executor.submit(_safe_compute, run, profile, scale, store.checkpoint_path(run.key), False))
+            for run, store in todo
+        ]
         while jobs:
             still = []
             for run, job in jobs:
@@ -156,8 +176,7 @@ class SubmititExecutor:
                 time.sleep(self.poll_s)
 
 
-EXECUTORS = {"local": LocalExecutor, "processes": ProcessExecutor, "ray": RayExecutor,
-             "submitit": SubmititExecutor}
+EXECUTORS = {"local": LocalExecutor, "processes": ProcessExecutor, "ray": RayExecutor, "submitit": SubmititExecutor}
 
 
 def make_executor(name: str = "local", **options):

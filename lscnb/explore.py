@@ -9,6 +9,7 @@ one line saying how to get the sliders instead.
 Controls are plain descriptions (:func:`slider`, :func:`choice`): their default values are known without building
 any widget.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 ENV_WIDGETS = "LSCNB_WIDGETS"
-HINT = ("Sliders need a live kernel: open this chapter in Jupyter or on Colab (or set LSCNB_WIDGETS=1); "
-        "the figure above is the default view.")
+HINT = (
+    "Sliders need a live kernel: open this chapter in Jupyter or on Colab (or set LSCNB_WIDGETS=1); "
+    "the figure above is the default view."
+)
 
 
 @dataclass(frozen=True)
@@ -37,8 +40,9 @@ class Slider:
 
     @property
     def integer(self) -> bool:
-        return not self.log and all(isinstance(v, numbers.Integral) for v in (self.value, self.min, self.max,
-                                                                             self.step))
+        return not self.log and all(
+            isinstance(v, numbers.Integral) for v in (self.value, self.min, self.max, self.step)
+        )
 
     def widget(self, name: str):
         import ipywidgets as widgets
@@ -47,8 +51,9 @@ class Slider:
         if self.fmt:
             kw["readout_format"] = self.fmt
         if self.log:
-            return widgets.FloatLogSlider(value=self.value, base=10, min=math.log10(self.min),
-                                          max=math.log10(self.max), step=self.step, **kw)
+            return widgets.FloatLogSlider(
+                value=self.value, base=10, min=math.log10(self.min), max=math.log10(self.max), step=self.step, **kw
+            )
         cls = widgets.IntSlider if self.integer else widgets.FloatSlider
         return cls(value=self.value, min=self.min, max=self.max, step=self.step, **kw)
 
@@ -165,8 +170,9 @@ def _check(fn: Callable, controls: dict) -> dict:
         raise ValueError("explorer needs at least one control (name=explore.slider(...) or explore.choice(...))")
     for name, control in controls.items():
         if not isinstance(control, (Slider, Choice)):
-            raise TypeError(f"control {name!r} must be explore.slider(...) or explore.choice(...), "
-                            f"got {type(control).__name__}")
+            raise TypeError(
+                f"control {name!r} must be explore.slider(...) or explore.choice(...), got {type(control).__name__}"
+            )
     return {name: control.value for name, control in controls.items()}
 
 

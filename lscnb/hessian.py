@@ -10,9 +10,10 @@
   ``exp_avg_sq`` (the "preconditioner"; the paper feeds a vector of ones to Optax instead, which also mixes in
   the momentum).
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -106,6 +107,6 @@ def adam_effective_lr(optimizer: torch.optim.Optimizer, model: nn.Module) -> dic
             if not state or id(p) not in names:
                 continue
             step = float(state["step"])
-            v_hat = state["exp_avg_sq"] / (1 - beta2 ** step)
+            v_hat = state["exp_avg_sq"] / (1 - beta2**step)
             out[names[id(p)]] = (lr / (v_hat.sqrt() + eps)).detach()
     return out

@@ -6,9 +6,10 @@ Notation (LSC paper, eq. 1): the state ``h[t,l]`` of layer ``l`` at time ``t`` d
 products of ``M_k`` (the Pascal-triangle recursion, eq. 4). Everything here works on any cell with the
 ``state = cell(state, x)`` convention of :mod:`lscnb.models`, batched with ``torch.func.vmap``.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch.func import jacfwd, jacrev, jvp, vmap
@@ -19,11 +20,12 @@ from .models.rnn import run_cell
 
 def _flat(t: torch.Tensor, keep: int) -> tuple[torch.Tensor, tuple]:
     lead = t.shape[: t.ndim - keep]
-    return t.reshape(-1, *t.shape[t.ndim - keep:]), lead
+    return t.reshape(-1, *t.shape[t.ndim - keep :]), lead
 
 
-def cell_jacobians(cell: Callable, state: torch.Tensor, x: torch.Tensor, *, wrt: str = "state",
-                   mode: str = "rev") -> torch.Tensor:
+def cell_jacobians(
+    cell: Callable, state: torch.Tensor, x: torch.Tensor, *, wrt: str = "state", mode: str = "rev"
+) -> torch.Tensor:
     """``d cell(state, x) / d state`` (or ``/ d x``) for every leading index.
 
     ``state`` is (..., S) and ``x`` is (..., D) with the same leading shape; the result is (..., S, S) or
@@ -52,9 +54,15 @@ def time_jacobians(cell, x: torch.Tensor, state0: torch.Tensor | None = None, *,
     checks.tensor(x, "x", ndim=3)
     with torch.no_grad():
         states = run_cell(cell, x, state0)
-    prev = torch.cat([(state0 if state0 is not None else
-                       cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype)).unsqueeze(1),
-                      states[:, :-1]], dim=1)
+    prev = torch.cat(
+        [
+            (
+                state0 if state0 is not None else cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype)
+            ).unsqueeze(1),
+            states[:, :-1],
+        ],
+        dim=1,
+    )
     return cell_jacobians(cell, prev, x, wrt="state", mode=mode), states
 
 
@@ -72,8 +80,9 @@ def grid_jacobians(stack, x: torch.Tensor) -> dict:
     out = {"time": [], "depth": [], "states": states}
     inp = x  # what layer l reads: x for layer 0, the lower layer's output above it
     for l, cell in enumerate(stack.cells):
-        prev = torch.cat([cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype).unsqueeze(1),
-                          states[l][:, :-1]], dim=1)
+        prev = torch.cat(
+            [cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype).unsqueeze(1), states[l][:, :-1]], dim=1
+        )
         out["time"].append(cell_jacobians(cell, prev, inp, wrt="state"))
         if l == 0:
             out["depth"].append(cell_jacobians(cell, prev, x, wrt="input"))
@@ -97,8 +106,11 @@ def spectral_radius(matrices: torch.Tensor, *, method: str = "eig", iters: int =
     if method == "eig":
         return torch.linalg.eigvals(matrices).abs().amax(-1)
     iters = checks.positive_int(iters, "iters")
-    return power_radius(lambda v: (matrices @ v.unsqueeze(-1)).squeeze(-1),
-                        torch.randn(*matrices.shape[:-1], dtype=matrices.dtype, device=matrices.device), iters)
+    return power_radius(
+        lambda v: (matrices @ v.unsqueeze(-1)).squeeze(-1),
+        torch.randn(*matrices.shape[:-1], dtype=matrices.dtype, device=matrices.device),
+        iters,
+    )
 
 
 def power_radius(matvec: Callable, v0: torch.Tensor, iters: int = 200) -> torch.Tensor:
@@ -146,7 +158,8 @@ def product_log_singular_values(matrices: torch.Tensor, k: int | None = None) ->
 
     Iterates ``Q_t R_t = M_t Q_{t-1}`` and sums ``log |diag R_t|``; the sums are the logs of the product's
     singular values up to O(1) terms, so their relative error vanishes as T grows (divide by T for the
-    Lyapunov exponents). The total over all n is exact: ``log |det|`` of the product. Products of 10^3-10^4 Jacobians underflow even float64; these sums do not.
+    Lyapunov exponents). The total over all n is exact: ``log |det|`` of the product. Products of 10^3-10^4 Jacobians
+    underflow even float64; these sums do not.
     Returns the ``k`` largest (all ``n`` by default), shape (..., k), sorted in decreasing order.
     """
     checks.tensor(matrices, "matrices", min_dim=3)
@@ -174,8 +187,9 @@ def stable_norm(v: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return (v / safe).norm(dim=dim) * scale.squeeze(dim)
 
 
-def gradient_norms_through_time(cell, x: torch.Tensor, loss: Callable[[torch.Tensor], torch.Tensor],
-                                state0: torch.Tensor | None = None) -> torch.Tensor:
+def gradient_norms_through_time(
+    cell, x: torch.Tensor, loss: Callable[[torch.Tensor], torch.Tensor], state0: torch.Tensor | None = None
+) -> torch.Tensor:
     """``||dL/dh_t||`` for every step t, from one backward pass.
 
     ``loss`` maps the states (B, T, S) to a scalar; when it sums per-sample losses the result is per sample,
@@ -217,8 +231,9 @@ def grid_gradient_norms(stack, x: torch.Tensor, loss: Callable[[Sequence[torch.T
     if value.ndim != 0:
         raise ValueError(f"loss must return a scalar, got shape {tuple(value.shape)}")
     value.backward()
-    return torch.stack([torch.stack([stable_norm(grid[t][l].grad) for l in range(len(stack.cells))], dim=-1)
-                        for t in range(T)], dim=1).detach()
+    return torch.stack(
+        [torch.stack([stable_norm(grid[t][l].grad) for l in range(len(stack.cells))], dim=-1) for t in range(T)], dim=1
+    ).detach()
 
 
 def decay_rate(norms: torch.Tensor, *, start: int = 0, stop: int | None = None) -> torch.Tensor:
@@ -238,5 +253,5 @@ def decay_rate(norms: torch.Tensor, *, start: int = 0, stop: int | None = None) 
     n = w.sum(-1, keepdim=True)
     kc = (k - (w * k).sum(-1, keepdim=True) / n) * w
     lc = (logs - (w * logs).sum(-1, keepdim=True) / n) * w
-    slope = (lc * kc).sum(-1) / (kc ** 2).sum(-1)
+    slope = (lc * kc).sum(-1) / (kc**2).sum(-1)
     return torch.where(n.squeeze(-1) >= 2, torch.exp(slope), torch.full_like(slope, float("nan")))

@@ -4,9 +4,10 @@
 sizes of the distinct storages that autograd keeps for the backward pass: the activation memory that makes
 full self-attention quadratic in the sequence length (thesis Fig. 4.2, centre), measured without a GPU.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -30,8 +31,9 @@ def saved_tensor_bytes(fn: Callable[[], object]) -> tuple[int, object]:
     return sum(seen.values()), out
 
 
-def bilinear_bytes(measure: Callable[[int, int], int], lengths: tuple[int, int] = (16, 32),
-                   batches: tuple[int, int] = (2, 4)) -> Callable[[int, int], float]:
+def bilinear_bytes(
+    measure: Callable[[int, int], int], lengths: tuple[int, int] = (16, 32), batches: tuple[int, int] = (2, 4)
+) -> Callable[[int, int], float]:
     """Fit ``bytes(T, B) = c0 + c1 T + c2 B + c3 T B`` through four measurements ``measure(T, B)`` at the corners
     of ``lengths x batches``, and return the fitted function.
 

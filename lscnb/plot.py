@@ -1,4 +1,5 @@
 """The book's figure style, a few plot kinds shared by chapters, and the provenance caption under each figure."""
+
 from __future__ import annotations
 
 import matplotlib as mpl
@@ -21,8 +22,9 @@ STYLE = {
     "ytick.labelsize": 9,
     "lines.linewidth": 1.6,
     "image.cmap": "viridis",
-    "axes.prop_cycle": mpl.cycler(color=["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-                                         "#e377c2", "#17becf", "#7f7f7f"]),
+    "axes.prop_cycle": mpl.cycler(
+        color=["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"]
+    ),
 }
 PAPER = dict(color="k", linestyle="--", linewidth=1.2)
 """Line style for the paper's reported numbers when drawn beside ours."""
@@ -88,8 +90,9 @@ def eigenvalues(ax, eigs, *, radius: float | None = 1.0, label: str | None = Non
     ax.set_ylabel("Im λ")
 
 
-def heatmap(ax, values, *, x=None, y=None, xlabel: str = "", ylabel: str = "", cbar_label: str = "",
-            log10: bool = False, **kw):
+def heatmap(
+    ax, values, *, x=None, y=None, xlabel: str = "", ylabel: str = "", cbar_label: str = "", log10: bool = False, **kw
+):
     """An image of ``values[y, x]`` with the origin at the bottom left and a colour bar."""
     values = np.asarray(values, dtype=float)
     if log10:
@@ -112,13 +115,12 @@ def table(rows: list[dict], columns: list[str] | None = None, floatfmt: str = "{
         return ""
     columns = columns or list(rows[0])
 
-    def fmt(v):
-        if isinstance(v, float):
-            return floatfmt.format(v)
-        return str(v)
+    def cell(v) -> str:  # a pipe inside a cell (|λ_k|, |H|) would end it: escape it; a newline would end the row
+        text = floatfmt.format(v) if isinstance(v, float) else str(v)
+        return text.replace("|", "\\|").replace("\n", " ")
 
-    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
-    return head + "".join("| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |\n" for r in rows)
+    head = "| " + " | ".join(map(cell, columns)) + " |\n|" + "---|" * len(columns) + "\n"
+    return head + "".join("| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |\n" for r in rows)
 
 
 def show_table(rows: list[dict], *collected, columns: list[str] | None = None, data: str = "", title: str = ""):

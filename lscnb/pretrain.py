@@ -13,6 +13,7 @@ The model-specific part is two functions: ``transitions(step)`` returning ``{gro
 (differentiable in the weights) and the parameters each group's ``kappa`` scales; ``stack_*`` and ``ffn_*``
 provide them for :class:`lscnb.models.Stack` and :class:`lscnb.models.ffn.DeepFFN`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from . import checks
 class PretrainHistory:
     """Per step: the loss, each group's mean radius, the spread of all radii; whether and when it stopped, and
     whether it stopped because it diverged (a non-finite Jacobian or loss, or a radius that cannot be computed)."""
+
     loss: list = field(default_factory=list)
     radius: dict = field(default_factory=dict)
     spread: list = field(default_factory=list)
@@ -59,13 +61,28 @@ MEASURES = {"radius": differentiable_radius, "norm": differentiable_norm}
 
 def _targets(target, groups) -> dict:
     if isinstance(target, dict):
-        return {g: float(target[g.rstrip("0123456789")] if g.rstrip("0123456789") in target else target[g]) for g in groups}
+        return {
+            g: float(target[g.rstrip("0123456789")] if g.rstrip("0123456789") in target else target[g]) for g in groups
+        }
     return {g: float(target) for g in groups}
 
 
-def pretrain(transitions, scale_groups: dict, *, target=1.0, steps: int = 200, lr: float = 3e-3,
-             kappa_clip: tuple = (0.85, 1.15), shuffle_prob: float = 1 / 3, eps: float = 0.02, std_thr: float = 0.2,
-             ema: int = 10, seed: int = 0, progress: bool = True, measure: str = "radius") -> PretrainHistory:
+def pretrain(
+    transitions,
+    scale_groups: dict,
+    *,
+    target=1.0,
+    steps: int = 200,
+    lr: float = 3e-3,
+    kappa_clip: tuple = (0.85, 1.15),
+    shuffle_prob: float = 1 / 3,
+    eps: float = 0.02,
+    std_thr: float = 0.2,
+    ema: int = 10,
+    seed: int = 0,
+    progress: bool = True,
+    measure: str = "radius",
+) -> PretrainHistory:
     """Pre-train to the LSC. ``transitions(step)`` -> ``{group: J (B, n, m)}``; ``scale_groups`` maps each group
     to the parameters its ``kappa`` multiplies; ``target`` is a number or ``{"time": a, "depth": b}`` keyed by
     the group names' prefixes; ``measure`` is ``"radius"`` (Thm 1) or ``"norm"`` (the 2-norm ``a_k`` of Thm 2,
@@ -137,12 +154,14 @@ def stack_transitions(stack, x: torch.Tensor, t: int) -> dict:
         prev = states[l][:, t - 1] if t > 0 else cell.initial_state(x.shape[0], dtype=x.dtype)
         out[f"time{l}"] = torch.func.vmap(jac(lambda s, u, c=cell: c(s.unsqueeze(0), u.unsqueeze(0))[0]))(prev, inp)
         if l == 0:
-            out[f"depth{l}"] = torch.func.vmap(jac(lambda s, u, c=cell: c(s.unsqueeze(0), u.unsqueeze(0))[0],
-                                                   argnums=1))(prev, inp)
+            out[f"depth{l}"] = torch.func.vmap(
+                jac(lambda s, u, c=cell: c(s.unsqueeze(0), u.unsqueeze(0))[0], argnums=1)
+            )(prev, inp)
         else:
             below, lower = states[l - 1][:, t], stack.cells[l - 1]
-            out[f"depth{l}"] = torch.func.vmap(jac(
-                lambda s, b, c=cell, lo=lower: c(s.unsqueeze(0), lo.output(b.unsqueeze(0)))[0], argnums=1))(prev, below)
+            out[f"depth{l}"] = torch.func.vmap(
+                jac(lambda s, b, c=cell, lo=lower: c(s.unsqueeze(0), lo.output(b.unsqueeze(0)))[0], argnums=1)
+            )(prev, below)
         inp = cell.output(states[l][:, t])
     return out
 
@@ -175,6 +194,7 @@ def pretrain_stack(stack, inputs, *, target=1.0, steps: int = 100, **options) ->
 # --------------------------------------------------------------------------------------------- feed-forward
 def pretrain_ffn(ffn, inputs, *, target: float = 1.0, steps: int = 200, **options) -> PretrainHistory:
     """Pre-train a :class:`~lscnb.models.ffn.DeepFFN` so that every ``diag(phi'(z_l)) W_l`` has radius ``target``."""
+
     def transitions(step):
         return {f"layer{l}": J for l, J in enumerate(ffn.transition_derivatives(inputs(step)), start=1)}
 
@@ -182,17 +202,12 @@ def pretrain_ffn(ffn, inputs, *, target: float = 1.0, steps: int = 200, **option
     return pretrain(transitions, groups, target=target, steps=steps, **options)
 
 
-def mean_radius(jacobians: dict) -> float:
-    """Mean spectral radius over all groups (no gradient): a one-number summary."""
-    with torch.no_grad():
-        return float(np.mean([float(differentiable_radius(J).mean()) for J in jacobians.values()]))
-
-
 # --------------------------------------------------------------------------------------------- LRU stacks
 def lru_states(model, tokens: torch.Tensor) -> list:
     """Per block of a :class:`~lscnb.models.lru.DeepLRU`: ``(h, x)``, its residual-stream input (B, T, d) and its
     complex LRU state (B, T, N) at every step."""
     from .kernels import linear_scan
+
     h, out = model.encoder(tokens), []
     for block in model.blocks:
         lru = block.lru
@@ -229,7 +244,9 @@ def lru_transitions(model, tokens: torch.Tensor, t: int) -> dict:
             g = block.lru.gamma()
             return torch.cat([g * (u @ block.lru.B_re.T), g * (u @ block.lru.B_im.T)])  # + lambda x[t-1]: constant
 
-        out[f"depth{l}"] = torch.func.vmap(torch.func.jacrev(step))(torch.cat([x_below.real, x_below.imag], -1), h_below)
+        out[f"depth{l}"] = torch.func.vmap(torch.func.jacrev(step))(
+            torch.cat([x_below.real, x_below.imag], -1), h_below
+        )
     return out
 
 

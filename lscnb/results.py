@@ -7,6 +7,7 @@ rerun skips every run whose JSON exists.
 Committed full-scale results live in ``results/<chapter>/<figure>/`` at the repository root (override with
 ``LSCNB_RESULTS``); quick results go to a git-ignored cache (``LSCNB_CACHE``, default ``.lscnb_cache/``).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -18,9 +19,9 @@ import platform
 import re
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import torch
@@ -56,7 +57,7 @@ def cache_root() -> Path:
     return (root / ".lscnb_cache") if root is not None else Path.home() / ".cache" / "lscnb"
 
 
-def store_for(scale: str, chapter: str) -> "Store":
+def store_for(scale: str, chapter: str) -> Store:
     """The store a run of ``scale`` (``quick`` or ``full``) of ``chapter`` reads and writes."""
     if scale == "full":
         return Store(results_root() / chapter)
@@ -72,10 +73,16 @@ def git_commit() -> str:
         return env
     root = repo_root() or Path.cwd()
     try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                             timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
         return sha + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -127,14 +134,15 @@ class Result:
             return self.arrays[name]
         if name in self.metrics:
             return self.metrics[name]
-        raise KeyError(f"result {self.key!r} has no entry {name!r}; it has "
-                       f"{sorted(self.arrays) + sorted(self.metrics)}")
+        raise KeyError(
+            f"result {self.key!r} has no entry {name!r}; it has {sorted(self.arrays) + sorted(self.metrics)}"
+        )
 
     def __contains__(self, name) -> bool:
         return name in self.arrays or name in self.metrics
 
     def get(self, name, default=None):
-        return self[name] if name in self else default
+        return self[name] if name in self else default  # noqa: SIM401 (this is the mapping's own get)
 
 
 def split_outputs(outputs: dict) -> tuple[dict, dict]:
@@ -160,8 +168,9 @@ def _json_default(value):
         return list(value)
     if isinstance(value, Path):
         return str(value)
-    raise TypeError(f"cannot store {type(value).__name__} in a result's JSON: return numbers, strings, lists, "
-                    "dicts or arrays")
+    raise TypeError(
+        f"cannot store {type(value).__name__} in a result's JSON: return numbers, strings, lists, dicts or arrays"
+    )
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -216,8 +225,13 @@ class Store:
         if result.arrays:
             arrays = {k: np.asarray(v) for k, v in result.arrays.items()}
             _atomic_write(self.npz_path(result.key), lambda fh: np.savez_compressed(fh, **arrays))
-        doc = {"key": result.key, "config": result.config, "metrics": result.metrics,
-               "arrays": sorted(result.arrays), "provenance": result.provenance}
+        doc = {
+            "key": result.key,
+            "config": result.config,
+            "metrics": result.metrics,
+            "arrays": sorted(result.arrays),
+            "provenance": result.provenance,
+        }
         text = json.dumps(doc, indent=1, sort_keys=True, default=_json_default).encode()
         _atomic_write(self.json_path(result.key), lambda fh: fh.write(text))
         failed = self.failure_path(result.key)
@@ -241,8 +255,12 @@ class Store:
 
     def save_failure(self, key: str, config: dict, error: str) -> None:
         """Record a run that raised, with its traceback; a rerun tries it again."""
-        doc = {"key": key, "config": config, "error": error,
-               "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        doc = {
+            "key": key,
+            "config": config,
+            "error": error,
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
         text = json.dumps(doc, indent=1, default=_json_default).encode()
         _atomic_write(self.failure_path(key), lambda fh: fh.write(text))
 
@@ -267,9 +285,20 @@ def status(root: str | os.PathLike | None = None) -> list[dict]:
         for key in store.keys():
             figure = key.split("/")[0]
             prov = json.loads(store.json_path(key).read_text()).get("provenance", {})
-            row = rows.setdefault((chapter_dir.name, figure), {
-                "chapter": chapter_dir.name, "figure": figure, "runs": 0, "profiles": set(), "devices": set(),
-                "commits": set(), "dates": [], "wall_time_s": 0.0, "failed": 0})
+            row = rows.setdefault(
+                (chapter_dir.name, figure),
+                {
+                    "chapter": chapter_dir.name,
+                    "figure": figure,
+                    "runs": 0,
+                    "profiles": set(),
+                    "devices": set(),
+                    "commits": set(),
+                    "dates": [],
+                    "wall_time_s": 0.0,
+                    "failed": 0,
+                },
+            )
             row["runs"] += 1
             row["profiles"].add(prov.get("profile", "?"))
             row["devices"].add(prov.get("device_name", "?"))
@@ -278,9 +307,20 @@ def status(root: str | os.PathLike | None = None) -> list[dict]:
             row["wall_time_s"] += float(prov.get("wall_time_s", 0.0))
         for failed in chapter_dir.rglob("*.failed.json"):
             figure = failed.relative_to(chapter_dir).parts[0]
-            row = rows.setdefault((chapter_dir.name, figure), {
-                "chapter": chapter_dir.name, "figure": figure, "runs": 0, "profiles": set(), "devices": set(),
-                "commits": set(), "dates": [], "wall_time_s": 0.0, "failed": 0})
+            row = rows.setdefault(
+                (chapter_dir.name, figure),
+                {
+                    "chapter": chapter_dir.name,
+                    "figure": figure,
+                    "runs": 0,
+                    "profiles": set(),
+                    "devices": set(),
+                    "commits": set(),
+                    "dates": [],
+                    "wall_time_s": 0.0,
+                    "failed": 0,
+                },
+            )
             row["failed"] += 1
     out = []
     for row in rows.values():

@@ -5,6 +5,7 @@ Each chapter's experiments module lists the source's figures and tables in ``REP
 ``source``, ``what``, ``figure`` (a key of ``FIGURES`` or None), ``data``, ``note`` and an optional ``gap``
 function of the figure's :class:`~lscnb.sweep.Collected`).
 """
+
 from __future__ import annotations
 
 from .experiments import chapter_module, chapters
@@ -21,8 +22,10 @@ def check_entries(module) -> None:
         if missing:
             raise ValueError(f"{module.__name__}.REPRODUCES[{i}] lacks {missing}")
         if entry["figure"] is not None and entry["figure"] not in module.FIGURES:
-            raise ValueError(f"{module.__name__}.REPRODUCES[{i}] names figure {entry['figure']!r}, which is not in "
-                             f"FIGURES ({sorted(module.FIGURES)})")
+            raise ValueError(
+                f"{module.__name__}.REPRODUCES[{i}] names figure {entry['figure']!r}, which is not in "
+                f"FIGURES ({sorted(module.FIGURES)})"
+            )
 
 
 def figure_state(module, figure: str) -> dict:
@@ -50,8 +53,14 @@ def chapter_rows(name: str, module) -> list[dict]:
     check_entries(module)
     out = []
     for entry in getattr(module, "REPRODUCES", []):
-        row = {"chapter": name, "source": entry["source"], "what": entry["what"], "data": entry["data"],
-               "note": entry.get("note", ""), "figure": entry["figure"] or "—"}
+        row = {
+            "chapter": name,
+            "source": entry["source"],
+            "what": entry["what"],
+            "data": entry["data"],
+            "note": entry.get("note", ""),
+            "figure": entry["figure"] or "—",
+        }
         if entry["figure"] is None:
             row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
         else:
@@ -74,8 +83,9 @@ def _gap(name: str, entry: dict, st: dict) -> str:
     if gap is None or st["results"] is None:
         return "—"
     first = st["results"][0]
-    col = Collected(name, entry["figure"], "replay", "full", st["results"], first.provenance.get("device_name", "?"),
-                    0, st["runs"])
+    col = Collected(
+        name, entry["figure"], "replay", "full", st["results"], first.provenance.get("device_name", "?"), 0, st["runs"]
+    )
     try:
         return str(gap(col))
     except Exception as err:  # noqa: BLE001 - a status page must not die on one gap
@@ -87,8 +97,15 @@ def summary(table: list[dict]) -> dict:
     counts = {"paper scale": 0, "partial": 0, "quick only": 0, "not reproduced": 0}
     for r in table:
         s = r["status"]
-        key = ("paper scale" if s.startswith("paper") else "partial" if "partial" in s
-               else "quick only" if s.startswith("quick") else "not reproduced")
+        key = (
+            "paper scale"
+            if s.startswith("paper")
+            else "partial"
+            if "partial" in s
+            else "quick only"
+            if s.startswith("quick")
+            else "not reproduced"
+        )
         counts[key] += 1
     return counts
 
@@ -103,6 +120,8 @@ def markdown(table: list[dict]) -> str:
             chapters_seen.append(r["chapter"])
     for ch in chapters_seen:
         part = [r for r in table if r["chapter"] == ch]
-        text.append(f"### `{ch}`\n\n" + md_table(part, ["source", "what", "figure", "status", "hardware", "data",
-                                                         "gap", "note"]))
+        text.append(
+            f"### `{ch}`\n\n"
+            + md_table(part, ["source", "what", "figure", "status", "hardware", "data", "gap", "note"])
+        )
     return "\n".join(text)

@@ -5,6 +5,7 @@ A :class:`Run` names a module-level function ``fn(config, ctx) -> dict`` and a J
 a new run. :func:`gather` is what an experiment calls for a figure: it replays committed full results, or runs
 the sweep at the profile's scale, and returns a :class:`Collected` that knows how to caption itself.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -12,15 +13,14 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from tqdm.auto import tqdm
 
 from .config import Profile, device_name, seed_everything
 from .results import Result, Store, code_digest, provenance, split_outputs, store_for
-
 
 SEED_OFFSET = "seed_offset"
 
@@ -62,7 +62,7 @@ class Run:
         """The seed the run is seeded with: its config's ``seed`` (default 0) plus its ``seed_offset``."""
         return int(self.config.get("seed", 0)) + int(self.config.get(SEED_OFFSET, 0))
 
-    def reseeded(self, offset: int) -> "Run":
+    def reseeded(self, offset: int) -> Run:
         """This run at the reader's seed: ``offset`` (``Profile.seed``) is added to every seed the run draws.
 
         The offset is stored as the config's ``seed_offset`` (so a result's ``config["seed"]`` keeps naming the
@@ -111,8 +111,7 @@ class SweepError(RuntimeError):
     """Some runs of a sweep raised; their tracebacks are stored beside the results as ``*.failed.json``."""
 
 
-def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = None,
-            progress: bool = True) -> Result:
+def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = None, progress: bool = True) -> Result:
     """Run one run and return its result with provenance (nothing is written but the run's own checkpoint)."""
     seed_everything(run.seed)
     ctx = RunContext(profile, profile.device, run.seed, checkpoint, progress)
@@ -139,14 +138,23 @@ def _finish(store: Store, result: Result) -> None:
         ckpt.unlink()
 
 
-def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None, force: bool | None = None,
-              executor: str = "local", progress: bool = True, **executor_options) -> list[Result]:
+def run_sweep(
+    runs: Iterable[Run],
+    profile: Profile,
+    *,
+    scale: str | None = None,
+    force: bool | None = None,
+    executor: str = "local",
+    progress: bool = True,
+    **executor_options,
+) -> list[Result]:
     """Run every run of a sweep that is not stored yet; return all results in the order given.
 
     Every run is shifted to the profile's seed first (:meth:`Run.reseeded`): seed 0 runs the runs as given.
 
     ``scale`` defaults to the profile's; ``force`` recomputes stored runs (default: quick runs are always
-    recomputed unless ``LSCNB_REUSE=1`` and they were made by the code now on disk, full runs never). ``executor`` is ``local`` (in this process, one after
+    recomputed unless ``LSCNB_REUSE=1`` and they were made by the code now on disk, full runs never). ``executor`` is
+    ``local`` (in this process, one after
     another), ``ray`` or ``submitit`` (see :mod:`lscnb.executors`; options such as ``address`` or
     ``gpus_per_run`` are passed on). Each result is stored as soon as it arrives, so a killed sweep loses no
     finished run. A run that raises is recorded with its traceback and the others go on; a :class:`SweepError`
@@ -173,8 +181,12 @@ def run_sweep(runs: Iterable[Run], profile: Profile, *, scale: str | None = None
             todo.append((run, store))
     stores = {run.key: store for run, store in todo}
     figures = sorted({r.figure for r in runs})
-    bar = tqdm(total=len(todo), desc=f"{','.join(figures)[:30] or 'sweep'} ({scale}, {executor})",
-               disable=not progress or not todo, leave=False)
+    bar = tqdm(
+        total=len(todo),
+        desc=f"{','.join(figures)[:30] or 'sweep'} ({scale}, {executor})",
+        disable=not progress or not todo,
+        leave=False,
+    )
     for run, outcome in pool.map(todo, profile, scale, progress=progress):
         if isinstance(outcome, Result):
             _finish(stores[run.key], outcome)
@@ -245,24 +257,37 @@ class Collected:
         """The provenance line printed under the figure (Markdown)."""
         devices = self._seen("device_name") or [self.device_name]
         commits, dates, torches = self._seen("git_commit", 10), self._seen("date", 10), self._seen("torch") or ["?"]
-        facts = (f"{len(self.results)} run(s), {self.wall_time_s:.1f} s of compute, on {', '.join(devices)}; "
-                 f"seeds {seed_list(self.seeds)}; torch {', '.join(torches)}, commit {', '.join(commits)}, "
-                 f"{', '.join(dates)}")
+        facts = (
+            f"{len(self.results)} run(s), {self.wall_time_s:.1f} s of compute, on {', '.join(devices)}; "
+            f"seeds {seed_list(self.seeds)}; torch {', '.join(torches)}, commit {', '.join(commits)}, "
+            f"{', '.join(dates)}"
+        )
         data = f" Data: {data}." if data else ""
         if self.scale == "full":
             subset = f" Declared subset of the paper's set-up: {self.subset}." if self.subset else ""
-            fixed = (f" SEED = {self.seed} does not change committed results: these are the committed seeds."
-                     if self.requested == "replay" and self.seed else "")
+            fixed = (
+                f" SEED = {self.seed} does not change committed results: these are the committed seeds."
+                if self.requested == "replay" and self.seed
+                else ""
+            )
             return f"*Made by the **full** profile (paper scale): {facts}.{subset}{fixed}{data}*"
         if self.requested == "replay":
-            return (f"*⚠ **The full-scale run of this figure has not been committed yet** "
-                    f"({self.total - self.missing} of {self.total} runs present). What you see is the **quick** "
-                    f"(toy-scale) version computed while building: {facts}. It is not the paper-scale figure.{data}*")
+            return (
+                f"*⚠ **The full-scale run of this figure has not been committed yet** "
+                f"({self.total - self.missing} of {self.total} runs present). What you see is the **quick** "
+                f"(toy-scale) version computed while building: {facts}. It is not the paper-scale figure.{data}*"
+            )
         return f"*Made by the **quick** profile (toy scale, not paper scale): {facts}.{data}*"
 
 
-def gather(build: Callable[[str], list], profile: Profile, *, subset: str = "", progress: bool = True,
-           force: bool | None = None) -> Collected:
+def gather(
+    build: Callable[[str], list],
+    profile: Profile,
+    *,
+    subset: str = "",
+    progress: bool = True,
+    force: bool | None = None,
+) -> Collected:
     """The results of one figure for ``profile``.
 
     ``build(scale)`` returns the figure's runs at ``"quick"`` or ``"full"`` scale. ``replay`` loads the committed
@@ -279,15 +304,45 @@ def gather(build: Callable[[str], list], profile: Profile, *, subset: str = "", 
         if len(present) == len(full_runs):
             results = [store.load(r.key) for r in full_runs]
             # committed results are replayed as committed: the reader's SEED does not reach them (the caption says so)
-            return Collected(first.chapter, first.figure, "replay", "full", results,
-                             results[0].provenance.get("device_name", "?"), 0, len(full_runs), subset, profile.seed)
+            return Collected(
+                first.chapter,
+                first.figure,
+                "replay",
+                "full",
+                results,
+                results[0].provenance.get("device_name", "?"),
+                0,
+                len(full_runs),
+                subset,
+                profile.seed,
+            )
         quick_runs = build("quick")
         results = run_sweep(quick_runs, profile, scale="quick", force=force, progress=progress)
-        return Collected(first.chapter, first.figure, "replay", "quick", results, device_name(profile.device),
-                         len(full_runs) - len(present), len(full_runs), subset, profile.seed)
+        return Collected(
+            first.chapter,
+            first.figure,
+            "replay",
+            "quick",
+            results,
+            device_name(profile.device),
+            len(full_runs) - len(present),
+            len(full_runs),
+            subset,
+            profile.seed,
+        )
     runs = build(profile.scale)
     if not runs:
         raise ValueError(f"build({profile.scale!r}) returned no runs")
     results = run_sweep(runs, profile, force=force, progress=progress)
-    return Collected(runs[0].chapter, runs[0].figure, profile.name, profile.scale, results,
-                     device_name(profile.device), 0, len(runs), subset, profile.seed)
+    return Collected(
+        runs[0].chapter,
+        runs[0].figure,
+        profile.name,
+        profile.scale,
+        results,
+        device_name(profile.device),
+        0,
+        len(runs),
+        subset,
+        profile.seed,
+    )

@@ -1,26 +1,31 @@
-"""One training loop for every chapter: progress bar, gradient clipping, divergence, checkpoint and resume.
+"""The shared training loop: progress bar, gradient clipping, divergence, checkpoint and resume.
 
 ``fit`` draws batch ``k`` from ``batch_fn(k)`` (so a resumed run sees the same batches), steps the optimiser,
 records the loss and gradient norm, and stops at the first non-finite loss or gradient, recording the run as
 diverged at that step instead of crashing. With ``checkpoint=path`` it saves model, optimiser and history
 atomically every ``checkpoint_every`` steps and resumes from the file when it exists.
 """
+
 from __future__ import annotations
 
 import math
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import torch
 from tqdm.auto import tqdm
 
 from . import checks
 
-OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD, "rmsprop": torch.optim.RMSprop,
-              "adamw": torch.optim.AdamW}
+OPTIMIZERS = {
+    "adam": torch.optim.Adam,
+    "sgd": torch.optim.SGD,
+    "rmsprop": torch.optim.RMSprop,
+    "adamw": torch.optim.AdamW,
+}
 
 
 @dataclass
@@ -64,12 +69,26 @@ def _save(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
-def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Callable, *, steps: int,
-        lr: float = 1e-3, optimizer="adam", optimizer_kwargs: dict | None = None, clip: float | None = None,
-        eval_fn: Callable[[torch.nn.Module], dict] | None = None, eval_every: int | None = None,
-        checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 200, progress: bool = True,
-        desc: str = "train", after_step: Callable | None = None, device=None,
-        generators: Sequence[torch.Generator] = ()) -> History:
+def fit(
+    model: torch.nn.Module,
+    batch_fn: Callable[[int], tuple],
+    loss_fn: Callable,
+    *,
+    steps: int,
+    lr: float = 1e-3,
+    optimizer="adam",
+    optimizer_kwargs: dict | None = None,
+    clip: float | None = None,
+    eval_fn: Callable[[torch.nn.Module], dict] | None = None,
+    eval_every: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 200,
+    progress: bool = True,
+    desc: str = "train",
+    after_step: Callable | None = None,
+    device=None,
+    generators: Sequence[torch.Generator] = (),
+) -> History:
     """Train ``model`` for ``steps`` steps of ``loss_fn(model, x, y)`` on ``batch_fn(step)``; return its History.
 
     ``clip`` clips the global gradient norm; ``eval_fn(model)`` returns metrics recorded every ``eval_every``
@@ -138,10 +157,18 @@ def fit(model: torch.nn.Module, batch_fn: Callable[[int], tuple], loss_fn: Calla
             bar.set_postfix(loss=f"{value:.4g}")
         if ckpt is not None and (k + 1) % checkpoint_every == 0:
             hist.wall_time_s = time.perf_counter() - t0
-            _save(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(), "history": hist.to_dict(),
-                         "step": k + 1, "rng": torch.get_rng_state(),
-                         "generators": [gen.get_state() for gen in generators],
-                         "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None})
+            _save(
+                ckpt,
+                {
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "history": hist.to_dict(),
+                    "step": k + 1,
+                    "rng": torch.get_rng_state(),
+                    "generators": [gen.get_state() for gen in generators],
+                    "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+                },
+            )
     if eval_fn is not None and not hist.diverged:
         hist.evals.append({"step": steps, **_evaluate(model, eval_fn)})
     hist.wall_time_s = time.perf_counter() - t0

@@ -3,6 +3,7 @@
 Called by scripts/check-seeds.sh; see ``--help``. Each run's executed notebook is kept under ``--out``; the
 summary names, for each failing run, the cell's first line and the error (an assert's message or expression).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,12 +47,34 @@ def _plain(text: str) -> str:
 
 def run_one(chapter: str, seed: int, threads: int, out: Path, timeout: int) -> tuple[str, int, int, str, float]:
     target = out / f"{chapter}.seed{seed}.threads{threads}.ipynb"
-    env = {**os.environ, "LSCNB_PROFILE": "quick", "LSCNB_THREADS": str(threads), "OMP_NUM_THREADS": str(threads),
-           "MPLBACKEND": "Agg", "LSCNB_WIDGETS": "0",
-           # the kernel runs in book/: make it import this checkout's lscnb, not whichever one is pip-installed
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    cmd = [sys.executable, "-m", "papermill", str(BOOK / f"{chapter}.ipynb"), str(target), "-p", "PROFILE", "quick",
-           "-p", "SEED", str(seed), "--cwd", str(BOOK), "--no-progress-bar", "--execution-timeout", str(timeout)]
+    env = {
+        **os.environ,
+        "LSCNB_PROFILE": "quick",
+        "LSCNB_THREADS": str(threads),
+        "OMP_NUM_THREADS": str(threads),
+        "MPLBACKEND": "Agg",
+        "LSCNB_WIDGETS": "0",
+        # the kernel runs in book/: make it import this checkout's lscnb, not whichever one is pip-installed
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "papermill",
+        str(BOOK / f"{chapter}.ipynb"),
+        str(target),
+        "-p",
+        "PROFILE",
+        "quick",
+        "-p",
+        "SEED",
+        str(seed),
+        "--cwd",
+        str(BOOK),
+        "--no-progress-bar",
+        "--execution-timeout",
+        str(timeout),
+    ]
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     took = time.perf_counter() - start
@@ -88,8 +111,11 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(args.jobs) as pool:
         for chapter, seed, nthreads, why, took in pool.map(lambda j: run_one(*j, out, args.timeout), jobs):
             failed += bool(why)
-            print(f"{'FAIL' if why else 'ok  '} {chapter:<11} seed {seed} threads {nthreads} {took:6.0f} s"
-                  + (f"  {why}" if why else ""), flush=True)
+            print(
+                f"{'FAIL' if why else 'ok  '} {chapter:<11} seed {seed} threads {nthreads} {took:6.0f} s"
+                + (f"  {why}" if why else ""),
+                flush=True,
+            )
     print(f"check-seeds: {len(jobs) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -3,6 +3,7 @@
 Score = killed / (killed + survived + timeouts + no tests), ignoring mutants not checked yet and those listed as
 equivalent in tests/MUTANTS.md (one line each: `- mutant.name__mutmut_N: why`).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,15 @@ def main(prefix: str = "") -> int:
         if not module.startswith(prefix):
             continue
         for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
-            kind = ("equivalent" if name in skip else "unchecked" if code is None
-                    else "killed" if code in KILLED else "survived")
+            kind = (
+                "equivalent"
+                if name in skip
+                else "unchecked"
+                if code is None
+                else "killed"
+                if code in KILLED
+                else "survived"
+            )
             by_module[module][kind] += 1
     if not by_module:
         print("no mutmut records yet: run scripts/mutation.sh")
@@ -39,10 +47,11 @@ def main(prefix: str = "") -> int:
     print(f"{'module':<40}{'killed':>8}{'survived':>10}{'equiv.':>8}{'unchecked':>11}{'score':>8}")
     for module, c in sorted(by_module.items()):
         total.update(c)
-        print(f"{module:<40}{c['killed']:>8}{c['survived']:>10}{c['equivalent']:>8}{c['unchecked']:>11}"
-              f"{_score(c):>8}")
-    print(f"{'all':<40}{total['killed']:>8}{total['survived']:>10}{total['equivalent']:>8}{total['unchecked']:>11}"
-          f"{_score(total):>8}")
+        print(f"{module:<40}{c['killed']:>8}{c['survived']:>10}{c['equivalent']:>8}{c['unchecked']:>11}{_score(c):>8}")
+    print(
+        f"{'all':<40}{total['killed']:>8}{total['survived']:>10}{total['equivalent']:>8}{total['unchecked']:>11}"
+        f"{_score(total):>8}"
+    )
     return 0
 
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Run the whole test suite: unit tests of lscnb, every chapter executed in the quick profile (nbval), then the
+# Run the whole test suite: ruff, unit tests of lscnb, every chapter executed in the quick profile (nbval), then the
 # book built (replay, warnings as errors) and every page checked in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup-env.sh
 export LSCNB_PROFILE=quick
+# Lint and format check first (settings in pyproject.toml): seconds, and a slip shows before the long runs
+ruff check lscnb tests bench scripts
+ruff format --check lscnb tests bench scripts
 # Headless: no explorer builds a widget (lscnb.explore detects none anyway; this makes sure of it).
 export LSCNB_WIDGETS=0
 # Tests and chapters run in parallel, one per core (pytest-xdist; LSCNB_TEST_WORKERS=0 runs them in this

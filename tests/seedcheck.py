@@ -3,6 +3,7 @@
 A figure whose runs train or sample must give the same outputs twice at one seed, and different outputs at
 another: otherwise ``SEED`` (or ``--seed``) changes nothing, or the run is not repeatable.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,10 +1,9 @@
 """The benchmark scripts run at tiny sizes and their backends agree (the scripts assert it themselves)."""
+
 import json
 import math
 import sys
 from pathlib import Path
-
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -12,8 +11,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 def test_scan_bench_backends_agree(tmp_path):
     import scan
 
-    rows = scan.main(["--device", "cpu", "--T", "16", "100", "--channels", "8", "--batch", "2", "--repeat", "1",
-                      "--out", str(tmp_path / "scan.json")])
+    rows = scan.main(
+        [
+            "--device",
+            "cpu",
+            "--T",
+            "16",
+            "100",
+            "--channels",
+            "8",
+            "--batch",
+            "2",
+            "--repeat",
+            "1",
+            "--out",
+            str(tmp_path / "scan.json"),
+        ]
+    )
     assert {r["backend"] for r in rows} >= {"sequential", "parallel"}
     assert all(r["max rel. error"] < 1e-5 and r["ms"] > 0 for r in rows)
     saved = json.loads((tmp_path / "scan.json").read_text())
@@ -23,16 +37,45 @@ def test_scan_bench_backends_agree(tmp_path):
 def test_scan_bench_backward(tmp_path):
     import scan
 
-    rows = scan.main(["--device", "cpu", "--T", "32", "--channels", "4", "--batch", "1", "--repeat", "1",
-                      "--backward", "--out", str(tmp_path / "scan.json")])
+    rows = scan.main(
+        [
+            "--device",
+            "cpu",
+            "--T",
+            "32",
+            "--channels",
+            "4",
+            "--batch",
+            "1",
+            "--repeat",
+            "1",
+            "--backward",
+            "--out",
+            str(tmp_path / "scan.json"),
+        ]
+    )
     assert all(r["pass"] == "fwd+bwd" for r in rows)
 
 
 def test_spectra_bench_methods_agree(tmp_path):
     import spectra
 
-    rows = spectra.main(["--device", "cpu", "--T", "6", "--width", "8", "--iters", "400", "--repeat", "1",
-                         "--out", str(tmp_path / "spectra.json")])
+    rows = spectra.main(
+        [
+            "--device",
+            "cpu",
+            "--T",
+            "6",
+            "--width",
+            "8",
+            "--iters",
+            "400",
+            "--repeat",
+            "1",
+            "--out",
+            str(tmp_path / "spectra.json"),
+        ]
+    )
     assert len(rows) == 9
     assert max(r["err vs dense"] for r in rows if r["method"].startswith("per-step")) < 1e-10
 
@@ -40,10 +83,29 @@ def test_spectra_bench_methods_agree(tmp_path):
 def test_cells_bench_runs(tmp_path):
     import cells
 
-    rows = cells.main(["--device", "cpu", "--T", "5", "--width", "8", "--batch", "4", "--repeat", "1",
-                       "--no-compile", "--out", str(tmp_path / "cells.json")])
+    rows = cells.main(
+        [
+            "--device",
+            "cpu",
+            "--T",
+            "5",
+            "--width",
+            "8",
+            "--batch",
+            "4",
+            "--repeat",
+            "1",
+            "--no-compile",
+            "--out",
+            str(tmp_path / "cells.json"),
+        ]
+    )
     assert [(r["cell"], r["variant"]) for r in rows] == [
-        ("LSTM", "nn.LSTM (cuDNN on GPU)"), ("LSTM", "custom cell, Python loop"),
-        ("GRU", "nn.GRU (cuDNN on GPU)"), ("GRU", "custom cell, Python loop"), ("ALIF", "custom cell, Python loop")]
+        ("LSTM", "nn.LSTM (cuDNN on GPU)"),
+        ("LSTM", "custom cell, Python loop"),
+        ("GRU", "nn.GRU (cuDNN on GPU)"),
+        ("GRU", "custom cell, Python loop"),
+        ("ALIF", "custom cell, Python loop"),
+    ]
     assert all(math.isfinite(r["ms per step"]) for r in rows)
     assert [r["vs baseline"] for r in rows if r["note"] == "baseline"] == [1.0, 1.0, 1.0]

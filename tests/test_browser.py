@@ -1,9 +1,11 @@
 """The built HTML book as a reader's browser sees it: every page opened in headless Chromium, offline.
 
-Fails on a missing image, a failed or external resource load, raw TeX left unrendered, a JavaScript error, or a
-chapter page without figures. Screenshots of every page go to ``_build/screenshots/``. Skipped, saying why, when
+Fails on a missing image, a failed or external resource load, raw TeX or raw Markdown left unrendered (a table
+left as a paragraph of pipes, ``**``, a heading's ``#``), a JavaScript error, or a chapter page without figures.
+Screenshots of every page go to ``_build/screenshots/``. Skipped, saying why, when
 the book has not been built (``scripts/build-book.sh``) or Chromium/Playwright are absent.
 """
+
 import functools
 import http.server
 import os
@@ -23,13 +25,17 @@ def _pages():
     if not (HTML / "index.html").exists():
         return []
     skip = {"genindex.html", "search.html", "index.html"}
-    return sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
-                  if p.name not in skip and "_static" not in p.parts and "_sources" not in p.parts)
+    return sorted(
+        p.relative_to(HTML).as_posix()
+        for p in HTML.rglob("*.html")
+        if p.name not in skip and "_static" not in p.parts and "_sources" not in p.parts
+    )
 
 
 def _chapter_pages():
     """HTML pages of the chapters (notebooks named by an ``lscnb.experiments`` module), which must show figures."""
     from lscnb.experiments import chapters
+
     return {str(Path(nb).with_suffix(".html")) for nb in chapters().values()}
 
 
@@ -51,8 +57,9 @@ def browser():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
-                                                              "--disable-background-networking"])
+        b = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
         yield b, f"http://127.0.0.1:{server.server_address[1]}"
         b.close()
     server.shutdown()
@@ -84,20 +91,30 @@ def test_page_renders_offline(browser, page):
     tab.route(lambda url: not url.startswith(base), block_external)
     tab.on("pageerror", lambda err: problems.append(f"JavaScript error: {err}"))
     tab.on("console", lambda msg: problems.append(f"console error: {msg.text}") if msg.type == "error" else None)
-    tab.on("requestfailed", lambda req: problems.append(f"failed load: {req.url}")
-           if req.url.startswith(base) else None)
+    tab.on(
+        "requestfailed", lambda req: problems.append(f"failed load: {req.url}") if req.url.startswith(base) else None
+    )
     tab.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
     tab.goto(f"{base}/{page}", wait_until="load")
     tab.evaluate("() => (window.MathJax && MathJax.startup && MathJax.startup.promise) || null")
     tab.wait_for_timeout(300)
-    broken = tab.evaluate("() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
-                          ".map(i => i.src)")
+    broken = tab.evaluate(
+        "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+    )
     problems += [f"image not loaded: {src}" for src in broken]
     text = tab.evaluate("() => document.querySelector('main') ? document.querySelector('main').innerText : ''")
     for raw in ("$$", "\\(", "\\begin{", "\\frac"):
         if raw in text:
             i = text.index(raw)
-            problems.append(f"unrendered TeX {raw!r}: ...{text[max(0, i - 60):i + 60]!r}...")
+            problems.append(f"unrendered TeX {raw!r}: ...{text[max(0, i - 60) : i + 60]!r}...")
+    # a table that did not render is left as a paragraph of pipes; other raw Markdown as its markers
+    raw_md = tab.evaluate(
+        "() => Array.from(document.querySelectorAll('main p, main li'))"
+        ".map(e => e.innerText.trim())"
+        ".filter(t => t.startsWith('|') || /^#{1,6} |\\*\\*\\S|^---\\|/.test(t))"
+        ".map(t => t.slice(0, 100))"
+    )
+    problems += [f"raw Markdown in the HTML: {t!r}" for t in raw_md]
     if page in _chapter_pages() and tab.locator(".cell_output img").count() == 0:
         problems.append("a chapter page without a figure")
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
 """python -m lscnb: every command-line mistake is one line on stderr, ``python -m lscnb: error: ...``, exit status 2."""
+
 import os
 import subprocess
 import sys
@@ -8,8 +9,12 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-       "OMP_NUM_THREADS": "1", "LSCNB_THREADS": "1"}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    "OMP_NUM_THREADS": "1",
+    "LSCNB_THREADS": "1",
+}
 NB = ["--no-notebook"]
 
 CASES = {  # name: (arguments, a piece of the message)
@@ -27,13 +32,17 @@ CASES = {  # name: (arguments, a piece of the message)
     "zero threads": (["reproduce", "lsc", *NB, "--executor", "processes", "--threads-per-run", "0"], "--threads-per"),
     "zero cpus": (["reproduce", "lsc", *NB, "--executor", "ray", "--cpus-per-run", "0"], "--cpus-per-run: must be"),
     "negative gpus": (["reproduce", "lsc", *NB, "--executor", "ray", "--gpus-per-run", "-1"], "must be >= 0"),
-    "fractional gpus, submitit": (["reproduce", "lsc", *NB, "--executor", "submitit", "--gpus-per-run", "0.5"],
-                                  "whole number"),
+    "fractional gpus, submitit": (
+        ["reproduce", "lsc", *NB, "--executor", "submitit", "--gpus-per-run", "0.5"],
+        "whole number",
+    ),
     "zero timeout": (["reproduce", "lsc", *NB, "--executor", "submitit", "--timeout-min", "0"], "--timeout-min: must"),
     "bad cluster": (["reproduce", "lsc", *NB, "--executor", "submitit", "--submitit-cluster", "x"], "invalid choice"),
     "executor without --no-notebook": (["reproduce", "lsc", "--executor", "ray"], "add --no-notebook"),
-    "option of another executor": (["reproduce", "lsc", *NB, "--executor", "ray", "--workers", "3"],
-                                   "--workers is an option of --executor processes"),
+    "option of another executor": (
+        ["reproduce", "lsc", *NB, "--executor", "ray", "--workers", "3"],
+        "--workers is an option of --executor processes",
+    ),
     "executor option with local": (["reproduce", "lsc", *NB, "--address", "auto"], "--address is an option"),
     "figure without --no-notebook": (["reproduce", "lsc", "--figure", "lemma1"], "--figure needs --no-notebook"),
     "figure with all": (["reproduce", "all", *NB, "--figure", "lemma1"], "--figure needs one chapter"),
@@ -50,8 +59,9 @@ def _cli(args, *, block=None):
     if block:
         code += f"sys.modules[{block!r}] = None\n"
     code += "from lscnb.__main__ import main\nsys.exit(main(sys.argv[1:]))\n"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=ENV, cwd=ROOT,
-                          timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=300, check=False
+    )
 
 
 def _assert_usage_error(proc, piece):
@@ -73,16 +83,25 @@ def test_cuda_without_gpu():
     _assert_usage_error(_cli(["reproduce", "lsc", "--profile", "quick", *NB, "--device", "cuda"]), "no CUDA GPU")
 
 
-@pytest.mark.parametrize("package,args", [("ray", [*NB, "--executor", "ray"]),
-                                          ("submitit", [*NB, "--executor", "submitit"]), ("papermill", [])])
+@pytest.mark.parametrize(
+    "package,args",
+    [("ray", [*NB, "--executor", "ray"]), ("submitit", [*NB, "--executor", "submitit"]), ("papermill", [])],
+)
 def test_missing_package(package, args):
     proc = _cli(["reproduce", "lsc", "--profile", "quick", *args], block=package)
     _assert_usage_error(proc, f"needs the {package} package, which is not installed")
 
 
 def test_help():
-    proc = subprocess.run([sys.executable, "-m", "lscnb", "reproduce", "--help"], capture_output=True, text=True,
-                          env=ENV, cwd=ROOT, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lscnb", "reproduce", "--help"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0 and not proc.stderr
     assert "0 reproduces the committed results" in " ".join(proc.stdout.split())
 

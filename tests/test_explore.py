@@ -1,4 +1,5 @@
 """lscnb.explore: frontend detection, no widget when headless, live controls, and the chapters' explorer cells."""
+
 import importlib
 import inspect
 import json
@@ -29,6 +30,7 @@ def bare(monkeypatch):
 @pytest.fixture
 def no_widgets(monkeypatch):
     """Fail the test if any ipywidgets.Widget is constructed (it would open a comm)."""
+
     def refuse(self, *args, **kwargs):
         raise AssertionError(f"a widget was created: {type(self).__name__}")
 
@@ -41,6 +43,7 @@ def _figure_fn(calls):
         fig, ax = plt.subplots(figsize=(1, 1))
         ax.plot([0, 1], [a, b])
         return fig
+
     return fn
 
 
@@ -147,9 +150,17 @@ def test_log_slider():
     assert type(box) is ipywidgets.FloatLogSlider and (box.min, box.max, box.value) == (-3.0, 0.0, 0.05)
 
 
-@pytest.mark.parametrize("args,kw,match", [
-    ((2.0, 0.0, 1.0), {}, "value"), ((0.5, 1.0, 0.0), {}, "min"), ((0.5, 0.0, 1.0, 0.0), {}, "step"),
-    ((0.5, 0.0, 1.0), {"log": True}, "log"), (("a", 0, 1), {}, "value"), ((float("nan"), 0, 1), {}, "value")])
+@pytest.mark.parametrize(
+    "args,kw,match",
+    [
+        ((2.0, 0.0, 1.0), {}, "value"),
+        ((0.5, 1.0, 0.0), {}, "min"),
+        ((0.5, 0.0, 1.0, 0.0), {}, "step"),
+        ((0.5, 0.0, 1.0), {"log": True}, "log"),
+        (("a", 0, 1), {}, "value"),
+        ((float("nan"), 0, 1), {}, "value"),
+    ],
+)
 def test_slider_checks(args, kw, match):
     with pytest.raises(ValueError, match=match):
         explore.slider(*args, **kw)
@@ -193,7 +204,7 @@ def test_chapter_explorer_cell(chapter, source, monkeypatch):
     seen = []
     monkeypatch.setattr(explore, "explorer", lambda fn, **kw: seen.append((fn, kw)))
     exec(source, {"ex": importlib.import_module(f"lscnb.experiments.{chapter}")})  # noqa: S102 - the book's own cell
-    (fn, kw), = seen
+    ((fn, kw),) = seen
     params = inspect.signature(fn).parameters
     assert kw.pop("static") is False
     assert kw and set(kw) <= set(params), (chapter, set(kw) - set(params))

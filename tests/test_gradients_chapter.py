@@ -1,11 +1,11 @@
 """The chapter's run functions on shrunken full-scale configs, so a GPU batch does not fail on a bug."""
+
 import pytest
+from seedcheck import assert_seed_reaches
 
 from lscnb import config
 from lscnb.experiments import gradients as ex
 from lscnb.sweep import Run, RunContext
-
-from seedcheck import assert_seed_reaches
 
 SMALL = dict(width=8, length=30, batch=2, seeds=1, radius_samples=3, depth=2, steps=3, fit_start=2, fit_stop=20)
 

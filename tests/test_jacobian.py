@@ -25,8 +25,9 @@ def test_tanh_jacobian_matches_finite_differences():
     x = torch.randn(4, dtype=torch.float64)
     J = jacobian.cell_jacobians(cell, h, x)
     eps = 1e-6
-    fd = torch.stack([(cell(h + eps * e, x) - cell(h - eps * e, x)) / (2 * eps)
-                      for e in torch.eye(10, dtype=torch.float64)], dim=1)
+    fd = torch.stack(
+        [(cell(h + eps * e, x) - cell(h - eps * e, x)) / (2 * eps) for e in torch.eye(10, dtype=torch.float64)], dim=1
+    )
     torch.testing.assert_close(J, fd.detach(), atol=1e-8, rtol=1e-6)
     # closed form diag(1 - tanh^2) W
     a = cell.weight_hh @ h + cell.weight_ih @ x + cell.bias
@@ -86,7 +87,9 @@ def test_product_log_singular_values_long_products_and_short_exactness():
     scales = torch.linspace(0.5, 0.9, 8, dtype=torch.float64)
     m = q @ torch.diag(scales) @ q.T
     logs = jacobian.product_log_singular_values(m.expand(10_000, 8, 8))
-    torch.testing.assert_close(logs, 10_000 * torch.log(scales).flip(0), atol=5.0, rtol=0)  # ~ -6900: no float64 can hold the product
+    torch.testing.assert_close(
+        logs, 10_000 * torch.log(scales).flip(0), atol=5.0, rtol=0
+    )  # ~ -6900: no float64 can hold the product
     torch.testing.assert_close(logs.sum(), 10_000 * torch.log(scales).sum())
     # random Gaussian: compare with the explicit product where float64 still holds it
     ms = torch.randn(40, 10, 10, dtype=torch.float64) / math.sqrt(10)
@@ -143,13 +146,13 @@ def test_cell_spectral_radius_matrix_free():
 
 def test_decay_rate_recovers_geometric_profile():
     k = torch.arange(50, dtype=torch.float64)
-    profile = (0.9 ** k).flip(0) * 3.0  # time order: smallest first
+    profile = (0.9**k).flip(0) * 3.0  # time order: smallest first
     assert abs(float(jacobian.decay_rate(profile)) - 0.9) < 1e-12
 
 
 def test_decay_rate_ignores_underflowed_tail():
     k = torch.arange(400, dtype=torch.float64)
-    profile = 0.5 ** k
+    profile = 0.5**k
     profile[300:] = 0.0  # underflowed
     rates = jacobian.decay_rate(torch.stack([profile.flip(0), torch.zeros(400, dtype=torch.float64)]))
     assert abs(float(rates[0]) - 0.5) < 1e-12 and torch.isnan(rates[1])
@@ -166,7 +169,7 @@ def test_gradient_norms_do_not_underflow():
     radius = float(jacobian.spectral_radius(cell.weight_hh.detach()))
     assert torch.allclose(rate, torch.full_like(rate, radius), rtol=0.02)
     v = torch.full((3, 5), 1e-200, dtype=torch.float64)
-    torch.testing.assert_close(jacobian.stable_norm(v), torch.full((3,), 5 ** 0.5 * 1e-200, dtype=torch.float64))
+    torch.testing.assert_close(jacobian.stable_norm(v), torch.full((3,), 5**0.5 * 1e-200, dtype=torch.float64))
 
 
 @pytest.mark.parametrize("bad", [torch.zeros(3, 4), torch.zeros(4)])
@@ -220,5 +223,6 @@ def test_product_log_singular_values_are_the_r_factor_of_the_explicit_product():
     torch.testing.assert_close(got, expected, atol=1e-10, rtol=0)
     assert (got - reversed_).abs().max() > 0.1
     # k columns follow the first k basis vectors: the first k diagonal entries of R
-    torch.testing.assert_close(jacobian.product_log_singular_values(ms, k=2), diag[:2].sort(descending=True).values,
-                               atol=1e-10, rtol=0)
+    torch.testing.assert_close(
+        jacobian.product_log_singular_values(ms, k=2), diag[:2].sort(descending=True).values, atol=1e-10, rtol=0
+    )

@@ -1,4 +1,5 @@
 """The compiled step of a hand-written cell computes what the eager cell computes (values and gradients)."""
+
 import pytest
 import torch
 
@@ -8,8 +9,9 @@ from lscnb.models.rnn import run_cell
 from lscnb.models.spiking import ALIFCell
 
 
-@pytest.mark.parametrize("make", [lambda: LSTMCell(3, 5), lambda: GRUCell(3, 5), lambda: ALIFCell(3, 5, seed=0)],
-                         ids=["LSTM", "GRU", "ALIF"])
+@pytest.mark.parametrize(
+    "make", [lambda: LSTMCell(3, 5), lambda: GRUCell(3, 5), lambda: ALIFCell(3, 5, seed=0)], ids=["LSTM", "GRU", "ALIF"]
+)
 def test_compiled_step_matches_eager(make):
     torch.manual_seed(0)
     cell = make().double()

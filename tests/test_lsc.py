@@ -1,17 +1,17 @@
 """The Local Stability Condition: path counting, Lemma 1, the PascalRNN, Corollary 1 and pre-training."""
+
 import math
 import types
 
 import numpy as np
 import pytest
 import torch
+from seedcheck import assert_seed_reaches
 
 from lscnb.models import GRUCell, LSTMCell, RNNCell, Stack
 from lscnb.models.ffn import DeepFFN
 from lscnb.pretrain import differentiable_radius, final_radii, pretrain_ffn, pretrain_stack, stack_transitions
 from lscnb.theory import lsc as theory
-
-from seedcheck import assert_seed_reaches
 
 
 def test_parallel_summation_identity():
@@ -24,23 +24,25 @@ def test_parallel_summation_identity():
 def test_path_count_growth_regimes():
     T = np.array([1e3, 1e4])
     slope = np.diff(theory.log_binomial(T + 5, T)) / np.diff(np.log(T))
-    assert abs(float(slope[0]) - 5) < 0.05                                   # (i) polynomial in T at fixed depth
+    assert abs(float(slope[0]) - 5) < 0.05  # (i) polynomial in T at fixed depth
     Ts = np.linspace(2000, 10000, 9)
-    fit = np.polyfit(Ts, theory.log_binomial(1.01 * Ts, Ts), 1)[0]          # (iii) exponential at fixed ratio
+    fit = np.polyfit(Ts, theory.log_binomial(1.01 * Ts, Ts), 1)[0]  # (iii) exponential at fixed ratio
     assert fit == pytest.approx(1.01 * math.log(1.01) - 0.01 * math.log(0.01), rel=0.01)
     assert theory.log_binomial(10100, 10000) / math.log(10) == pytest.approx(242.25, abs=0.01)
 
 
 def test_lemma1_chi_means_and_variance():
-    np.testing.assert_allclose(theory.chi_mean([1, 2, 10, 64, 128, 256]),
-                               [0.7979, 1.2533, 3.0843, 7.9688, 11.2916, 15.9844], atol=1e-4)
+    np.testing.assert_allclose(
+        theory.chi_mean([1, 2, 10, 64, 128, 256]), [0.7979, 1.2533, 3.0843, 7.9688, 11.2916, 15.9844], atol=1e-4
+    )
     assert abs(float(theory.chi_variance(256)) - 0.5) < 1e-3  # tends to 1/2, not 0
 
 
 @pytest.mark.parametrize("rho", [1.0, 0.7, 0.5, 0.3])
 def test_pascal_closed_form_equals_recursion(rho):
-    np.testing.assert_allclose(theory.pascal_gradient(100, 10, rho), theory.pascal_gradient_recursion(100, 10, rho),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        theory.pascal_gradient(100, 10, rho), theory.pascal_gradient_recursion(100, 10, rho), rtol=1e-10
+    )
 
 
 def test_pascal_limits():
@@ -51,8 +53,10 @@ def test_pascal_limits():
         assert theory.pascal_gradient(400, 10, rho)[0] == pytest.approx((rho / (1 - rho)) ** 10, rel=1e-3)
 
 
-@pytest.mark.parametrize("init,act,lo,hi", [("he", "relu", 0.95, 1.15), ("glorot", "linear", 0.95, 1.10),
-                                            ("orthogonal", "linear", 1 - 1e-6, 1 + 1e-6)])
+@pytest.mark.parametrize(
+    "init,act,lo,hi",
+    [("he", "relu", 0.95, 1.15), ("glorot", "linear", 0.95, 1.10), ("orthogonal", "linear", 1 - 1e-6, 1 + 1e-6)],
+)
 def test_corollary1_radii(init, act, lo, hi):
     net = DeepFFN(64, 64, 10, 1, activation=act, init=init, seed=0).double()
     with torch.no_grad():
@@ -71,6 +75,7 @@ def test_differentiable_radius_and_non_square():
 
 def test_stack_transitions_match_jacobian_tooling():
     from lscnb import jacobian
+
     torch.manual_seed(0)
     stack = Stack([RNNCell(3, 5, activation="tanh"), LSTMCell(5, 4)]).double()
     x = torch.randn(2, 6, 3, dtype=torch.float64)
@@ -85,19 +90,22 @@ def test_pretraining_reaches_its_targets():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(0)
     stack = Stack([GRUCell(8 if l == 0 else 12, 12) for l in range(3)])
-    hist = pretrain_stack(stack, lambda s: torch.randn(4, 10, 8, generator=g), target=1.0, steps=120, lr=1e-2,
-                          eps=0.05, progress=False)
+    hist = pretrain_stack(
+        stack, lambda s: torch.randn(4, 10, 8, generator=g), target=1.0, steps=120, lr=1e-2, eps=0.05, progress=False
+    )
     radii = final_radii(hist, last=30)
     assert all(abs(v - 1.0) < 0.15 for v in radii.values()), radii
     ffn = DeepFFN(16, 16, 8, 1, activation="cos", init="glorot", seed=0)
-    hist = pretrain_ffn(ffn, lambda s: torch.randn(2, 16, generator=g), target=1.0, steps=150, lr=1e-3, eps=0.05,
-                        progress=False)
+    hist = pretrain_ffn(
+        ffn, lambda s: torch.randn(2, 16, generator=g), target=1.0, steps=150, lr=1e-3, eps=0.05, progress=False
+    )
     assert abs(np.mean(list(final_radii(hist, last=20).values())) - 1.0) < 0.1
 
 
 def test_bad_arguments_name_themselves():
     with pytest.raises(ValueError, match="kappa_clip"):
         from lscnb.pretrain import pretrain
+
         pretrain(lambda s: {}, {}, kappa_clip=(1.2, 1.5))
     with pytest.raises(ValueError, match="init"):
         DeepFFN(4, 4, 3, 1, init="lecun")
@@ -107,25 +115,39 @@ def test_bad_arguments_name_themselves():
         theory.path_count(-1, 3)
 
 
-SMALL = {"lemma1": dict(n=8, samples=4), "corollary": dict(width=8, depth=4, seeds=1),
-         "deep_gru": dict(depth=2, width=6, length=12, steps=2), "ffn": dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3]),
-         "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
-         "lru": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000,
-                     real_data=False),
-         "lru_table": dict(width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4,
-                           limit=5000, real_data=False),
-         "covariance": dict(width=6, pre_steps=2, batch=8, limit=40),
-         "lr_grid": dict(width=6, steps=2, batch=4, limit=40)}
+SMALL = {
+    "lemma1": dict(n=8, samples=4),
+    "corollary": dict(width=8, depth=4, seeds=1),
+    "deep_gru": dict(depth=2, width=6, length=12, steps=2),
+    "ffn": dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3]),
+    "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
+    "lru": dict(
+        width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
+    ),
+    "lru_table": dict(
+        width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
+    ),
+    "covariance": dict(width=6, pre_steps=2, batch=8, limit=40),
+    "lr_grid": dict(width=6, steps=2, batch=4, limit=40),
+}
 """Each figure's run shrunk to a fraction of a second (the chapter's full configurations otherwise)."""
 
 
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import lsc as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name, build in ex.FIGURES.items():
         runs = build("full")
-        for run in [runs[-1]] + ([r for r in runs if r.config["kind"] == "gru" and r.config["task"] == "sl-mnist"
-                                  and r.config["target"] == 0.5][:1] if name == "drnn" else []):
+        for run in [runs[-1]] + (
+            [
+                r
+                for r in runs
+                if r.config["kind"] == "gru" and r.config["task"] == "sl-mnist" and r.config["target"] == 0.5
+            ][:1]
+            if name == "drnn"
+            else []
+        ):
             out = run.fn(dict(run.config, **SMALL[name]), ctx)
             assert out, name
 
@@ -136,6 +158,7 @@ def test_the_readers_seed_reaches_every_figure(figure):
     SEED. Pre-training runs (target 1) so that its draws are covered too."""
     from lscnb.experiments import lsc as ex
     from lscnb.sweep import Run
+
     runs = ex.FIGURES[figure]("full")
     run = next((r for r in runs if r.config.get("target") == 1.0 or r.config.get("pretrained")), runs[0])
     assert_seed_reaches(Run(run.chapter, run.figure, run.name, run.fn, dict(run.config, **SMALL[figure])))
@@ -143,6 +166,7 @@ def test_the_readers_seed_reaches_every_figure(figure):
 
 def test_every_figure_has_a_seed_test():
     from lscnb.experiments import lsc as ex
+
     assert set(SMALL) == set(ex.FIGURES)
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
     assert all(r.config["real_data"] for r in ex.lru_runs("full") + ex.lru_table_runs("full"))
@@ -151,17 +175,18 @@ def test_every_figure_has_a_seed_test():
 def test_lru_transitions_and_pretraining():
     from lscnb.models.lru import DeepLRU
     from lscnb.pretrain import _block_output, lru_states, lru_transitions, pretrain_lru
+
     torch.manual_seed(0)
     m = DeepLRU(20, 20, d_model=8, d_state=6, depth=3, tokens=True, dropout=0.0, r_min=0.5, r_max=1.0).double().eval()
     tok = torch.randint(20, (3, 9))
     grid = lru_states(m, tok)
-    for (h, x), block in zip(grid, m.blocks):   # the state-wise block output is the block's own
+    for (h, x), block in zip(grid, m.blocks):  # the state-wise block output is the block's own
         torch.testing.assert_close(_block_output(block, h, x.real, x.imag), block(h))
     jac = lru_transitions(m, tok, 4)
     assert set(jac) == {"time0", "time1", "time2", "depth1", "depth2"} and jac["depth1"].shape == (3, 12, 12)
     lam = m.blocks[1].lru.eigenvalues().abs()
     assert float(differentiable_radius(jac["time1"]).detach()) == pytest.approx(float(lam.detach().max()))
-    x_below = grid[0][1][:, 4]                   # depth derivative against a finite difference
+    x_below = grid[0][1][:, 4]  # depth derivative against a finite difference
     e = torch.zeros(6, dtype=torch.cdouble)
     e[2] = 1e-6
 
@@ -169,25 +194,28 @@ def test_lru_transitions_and_pretraining():
         u = m.blocks[1].norm(_block_output(m.blocks[0], grid[0][0][:, 4], xb.real, xb.imag))
         lru = m.blocks[1].lru
         return torch.complex(u @ lru.B_re.T, u @ lru.B_im.T) * lru.gamma()
+
     with torch.no_grad():
         fd = (state1(x_below + e) - state1(x_below - e)) / 2e-6
     torch.testing.assert_close(jac["depth1"][:, :6, 2].detach(), fd.real, atol=1e-6, rtol=1e-5)
     torch.testing.assert_close(jac["depth1"][:, 6:, 2].detach(), fd.imag, atol=1e-6, rtol=1e-5)
     m = DeepLRU(20, 20, d_model=16, d_state=16, depth=3, tokens=True, dropout=0.1, r_min=0.5, r_max=1.0)
     g = torch.Generator().manual_seed(0)
-    hist = pretrain_lru(m, lambda s: torch.randint(20, (4, 12), generator=g), target=0.5, steps=60, lr=1e-2,
-                        eps=0.05, progress=False)
-    assert hist.converged and m.training        # reached 1/2 and left the model in training mode
+    hist = pretrain_lru(
+        m, lambda s: torch.randint(20, (4, 12), generator=g), target=0.5, steps=60, lr=1e-2, eps=0.05, progress=False
+    )
+    assert hist.converged and m.training  # reached 1/2 and left the model in training mode
     with pytest.raises(ValueError, match="tokens"):
         lru_transitions(m, torch.zeros(3, dtype=torch.long), 0)
 
 
 def test_decaying_covariance_statistics():
     from lscnb.experiments.lsc import decaying_covariance
+
     rng = np.random.default_rng(0)
     a = np.zeros((400, 40))
     a[:, 5] = rng.normal(size=400)
-    for t in range(6, 40):                       # AR(1) across time, per sample: corr(t0, t0 + k) = 0.5^k
+    for t in range(6, 40):  # AR(1) across time, per sample: corr(t0, t0 + k) = 0.5^k
         a[:, t] = 0.5 * a[:, t - 1] + np.sqrt(1 - 0.25) * rng.normal(size=400)
     st = decaying_covariance(a + 1.0)
     assert st["t0"] == 5 and st["corr"][0] == pytest.approx(1.0)
@@ -204,8 +232,16 @@ def test_pretraining_to_a_norm():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(0)
     stack = Stack([LSTMCell(6 if l == 0 else 10, 10) for l in range(2)])
-    hist = pretrain_stack(stack, lambda s: torch.randn(8, 10, 6, generator=g), target=1.0, steps=80, lr=1e-2,
-                          eps=0.05, measure="norm", progress=False)
+    hist = pretrain_stack(
+        stack,
+        lambda s: torch.randn(8, 10, 6, generator=g),
+        target=1.0,
+        steps=80,
+        lr=1e-2,
+        eps=0.05,
+        measure="norm",
+        progress=False,
+    )
     with torch.no_grad():
         J = stack_transitions(stack, torch.randn(64, 10, 6, generator=g), 5)["time1"]
     assert abs(float(torch.linalg.matrix_norm(J, ord=2).mean()) - 1) < 0.15, final_radii(hist, last=10)
@@ -216,6 +252,7 @@ def test_pretraining_to_a_norm():
 def test_full_language_model_runs_refuse_the_stand_in(monkeypatch):
     from lscnb.data import markov_corpus
     from lscnb.experiments import lsc as ex
+
     monkeypatch.setattr(ex, "_corpus", lambda level: markov_corpus(20, lengths=(500, 100, 100)))
     with pytest.raises(FileNotFoundError, match="Penn Treebank"):
         ex._ptb("word", None, real=True)
@@ -227,11 +264,24 @@ def test_lr_grid_table_and_optima():
     from lscnb.experiments import lsc as ex
     from lscnb.results import Result
     from lscnb.sweep import Collected
-    ppl = {("lstm", 1e-2): 5.0, ("lstm", 1e-3): 4.0, ("lstm", 1e-4): 9.0, ("alif+", 1e-2): float("nan"),
-           ("alif+", 1e-3): 8.0, ("alif+", 1e-4): 7.0}
-    results = [Result(f"{k}-{lr}-s{seed}", dict(task="sl-digits", kind=k, lr=lr, width=8, seed=seed),
-                      metrics=dict(test_ce=np.log(p) + d, train_ce=np.log(p), accuracy=0.5, diverged=not np.isfinite(p)))
-               for (k, lr), p in ppl.items() for seed, d in ((0, -0.1), (1, 0.1))]
+
+    ppl = {
+        ("lstm", 1e-2): 5.0,
+        ("lstm", 1e-3): 4.0,
+        ("lstm", 1e-4): 9.0,
+        ("alif+", 1e-2): float("nan"),
+        ("alif+", 1e-3): 8.0,
+        ("alif+", 1e-4): 7.0,
+    }
+    results = [
+        Result(
+            f"{k}-{lr}-s{seed}",
+            dict(task="sl-digits", kind=k, lr=lr, width=8, seed=seed),
+            metrics=dict(test_ce=np.log(p) + d, train_ce=np.log(p), accuracy=0.5, diverged=not np.isfinite(p)),
+        )
+        for (k, lr), p in ppl.items()
+        for seed, d in ((0, -0.1), (1, 0.1))
+    ]
     col = Collected("lsc", "lr_grid", "quick", "quick", results, "cpu", 0, len(results))
     table = ex.lr_grid_table(col)
     assert [r["learning rate"] for r in table[:3]] == [1e-2, 1e-3, 1e-4] and table[0]["cell"] == "lstm"

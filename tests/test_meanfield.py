@@ -2,20 +2,30 @@
 
 Reference numbers are the spec's independent re-implementation (``shared/specs/meanfield.md`` section 7).
 """
+
 import math
 import types
 
 import numpy as np
 import pytest
 import torch
+from seedcheck import assert_seed_reaches
 
 from lscnb.models import GRUCell, LSTMCell
-from lscnb.models.unified import (GATES, GatedClassifier, Theta, critical_theta, fresh_product, gated_step,
-                                  pair_statistics, sample_weights, simulate_pair, standard_theta,
-                                  uniform_theta)
+from lscnb.models.unified import (
+    GATES,
+    GatedClassifier,
+    Theta,
+    critical_theta,
+    fresh_product,
+    gated_step,
+    pair_statistics,
+    sample_weights,
+    simulate_pair,
+    standard_theta,
+    uniform_theta,
+)
 from lscnb.theory import meanfield as mf
-
-from seedcheck import assert_seed_reaches
 
 PEEP = uniform_theta("peephole", 1.0, 1.0, {"f": 1.0})
 
@@ -27,7 +37,7 @@ def gru(mu_f, **mu):
 # ------------------------------------------------------------------------------------------- reference numbers
 def test_peephole_fixed_point_and_time_scale():
     st = mf.fixed_point(PEEP, 1.0, 0.0)
-    assert st.Q == pytest.approx(0.2733, abs=2e-4) and abs(st.C) < 1e-6
+    assert pytest.approx(0.2733, abs=2e-4) == st.Q and abs(st.C) < 1e-6
     assert mf.chi(PEEP, 1.0, 0.0) == pytest.approx(0.555, abs=1e-3)
     assert mf.time_scale(PEEP, 1.0, 0.0) == pytest.approx(1.70, abs=0.01)
     assert mf.time_scale(uniform_theta("peephole", 4.0, 1.0, {"f": 1.0})) == pytest.approx(2.24, abs=0.01)
@@ -37,7 +47,7 @@ def test_peephole_fixed_point_and_time_scale():
 def test_peephole_trajectory_matches_reference():
     traj = mf.trajectory(PEEP, 11, mf.State(0.0, 1.0, 1.0))
     for t, ref in ((1, 0.6782), (2, 0.5009), (3, 0.4019), (6, 0.2969), (11, 0.2747)):
-        assert traj[t].Q == pytest.approx(ref, abs=2e-4)
+        assert pytest.approx(ref, abs=2e-4) == traj[t].Q
 
 
 def test_critical_and_standard_initialisations():
@@ -48,14 +58,15 @@ def test_critical_and_standard_initialisations():
     assert std.n2("f") == pytest.approx(2 / 2401)
     assert mf.chi(std, 1.0, 0.0) == pytest.approx(0.783, abs=1e-3)
     assert mf.time_scale(std) == pytest.approx(4.10, abs=0.01)
-    assert mf.fixed_point(std, 1.0, 0.0).Q == pytest.approx(9.6e-4, rel=0.01)
+    assert pytest.approx(9.6e-4, rel=0.01) == mf.fixed_point(std, 1.0, 0.0).Q
 
 
-@pytest.mark.parametrize("mu_f,Q,chi0,chi1", [(-1, 0.1785, 0.207, 0.2978), (1, 0.0625, 0.525, 0.5706),
-                                              (3, 0.0127, 0.8875, 0.8912)])
+@pytest.mark.parametrize(
+    "mu_f,Q,chi0,chi1", [(-1, 0.1785, 0.207, 0.2978), (1, 0.0625, 0.525, 0.5706), (3, 0.0127, 0.8875, 0.8912)]
+)
 def test_gru_fig5_reference(mu_f, Q, chi0, chi1):
     th = gru(float(mu_f))
-    assert mf.fixed_point(th, 1.0, 1.0).Q == pytest.approx(Q, abs=2e-4)
+    assert pytest.approx(Q, abs=2e-4) == mf.fixed_point(th, 1.0, 1.0).Q
     assert mf.chi(th, 1.0, 0.0) == pytest.approx(chi0, abs=1e-3)
     assert mf.chi(th, 1.0, 1.0) == pytest.approx(chi1, abs=1e-3)
 
@@ -64,7 +75,7 @@ def test_gru_chi_correction_matters_when_mu_r2_is_not_zero():
     """Spec fix 5: the printed A.3.1 drops -2 mu* E[tanh u_r2]; the finite difference agrees with the fix."""
     th = Theta("gru", {"f": 2.0, "r": 1.0, "r2": 2.0}, {"f": 0.5, "r": 0.5, "r2": 0.5}, {"f": 1.0, "r": 0.5, "r2": 1.0})
     st = mf.fixed_point(th)
-    assert st.mu == pytest.approx(0.5768, abs=2e-4) and st.Q == pytest.approx(0.3920, abs=2e-4)
+    assert st.mu == pytest.approx(0.5768, abs=2e-4) and pytest.approx(0.3920, abs=2e-4) == st.Q
     assert mf.chi(th) == pytest.approx(0.57173, abs=2e-5)
     assert mf.chi(th, paper=True) == pytest.approx(0.61736, abs=2e-5)
     assert mf.chi_numeric(th) == pytest.approx(mf.chi(th), abs=1e-5)
@@ -77,8 +88,21 @@ def test_gru_a_time_scales():
 
 
 # ------------------------------------------------------------------------------------------- identities
-@pytest.mark.parametrize("theta", [PEEP, uniform_theta("peephole", 4.0, 1.0, {"f": 1.0}, ), gru(1.0), gru(3.0),
-                                   uniform_theta("vanilla", 1.5, 0.5)])
+@pytest.mark.parametrize(
+    "theta",
+    [
+        PEEP,
+        uniform_theta(
+            "peephole",
+            4.0,
+            1.0,
+            {"f": 1.0},
+        ),
+        gru(1.0),
+        gru(3.0),
+        uniform_theta("vanilla", 1.5, 0.5),
+    ],
+)
 def test_analytic_chi_equals_finite_difference(theta):
     for Sz in (0.0, 0.5):
         assert mf.chi(theta, 1.0, Sz) == pytest.approx(mf.chi_numeric(theta, 1.0, Sz), abs=1e-4)
@@ -93,7 +117,7 @@ def test_map_contracts_toward_C1_at_rate_chi():
     """(T2): under Sz = 1 from Q*, (1 - C^{t+1}) / (1 - C^t) tends to chi."""
     th = gru(1.0)
     st = mf.fixed_point(th, 1.0, 1.0)
-    s = mf.State(st.mu, st.Q, st.mu ** 2 + 0.999 * (st.Q - st.mu ** 2))
+    s = mf.State(st.mu, st.Q, st.mu**2 + 0.999 * (st.Q - st.mu**2))
     for _ in range(30):
         new = mf.step(th, s, 1.0, 1.0)
         ratio = (1 - new.C) / (1 - s.C)
@@ -105,8 +129,8 @@ def test_lemma3_peephole_C_map_is_convex():
     th = uniform_theta("peephole", 2.0, 1.0, {"f": 1.0, "r": 0.5, "i": 0.3})
     st = mf.fixed_point(th, 1.0, 0.3)
     Cs = np.linspace(0, 1, 41)
-    var = st.Q - st.mu ** 2
-    out = [mf.step(th, mf.State(st.mu, st.Q, st.mu ** 2 + c * var), 1.0, 0.3).q for c in Cs]
+    var = st.Q - st.mu**2
+    out = [mf.step(th, mf.State(st.mu, st.Q, st.mu**2 + c * var), 1.0, 0.3).q for c in Cs]
     assert np.min(np.diff(out, 2)) >= -1e-8
 
 
@@ -123,7 +147,9 @@ def test_perpetuity_second_moment_is_the_fixed_point_Q():
     st = mf.fixed_point(th, 1.0, 1.0)
     g = {k: mf._gate(th, k, st.Q, st.Q, 1.0, 1.0)[:2] for k in "ifr"}
     EY = [mf.e1(lambda x, j=j: mf.sig(x) ** j, *g["f"]) for j in range(3)]
-    EZ = [mf.e1(lambda x, j=j: mf.sig(x) ** j, *g["i"]) * mf.e1(lambda x, j=j: np.tanh(x) ** j, *g["r"]) for j in range(3)]
+    EZ = [
+        mf.e1(lambda x, j=j: mf.sig(x) ** j, *g["i"]) * mf.e1(lambda x, j=j: np.tanh(x) ** j, *g["r"]) for j in range(3)
+    ]
     assert mf._perpetuity_moments(EY, EZ, 2)[2] == pytest.approx(st.Q, rel=1e-9)
 
 
@@ -236,13 +262,17 @@ def shrunk(name: str, run, **more) -> dict:
 def test_chapter_runs_at_full_configuration_shrunk():
     """Every figure's run function on its full-profile config with tiny sizes (so a GPU batch meets no bug)."""
     from lscnb.experiments import meanfield as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name, build in ex.FIGURES.items():
         run = build("full")[0]
         cfg = shrunk(name, run)
         out = run.fn(cfg, ctx)
-        assert out and all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in out.values()
-                           if isinstance(v, (float, np.ndarray)) and np.asarray(v).dtype.kind == "f"), name
+        assert out and all(
+            np.all(np.isfinite(np.asarray(v, dtype=float)))
+            for v in out.values()
+            if isinstance(v, (float, np.ndarray)) and np.asarray(v).dtype.kind == "f"
+        ), name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
 
 
@@ -255,6 +285,7 @@ def test_the_readers_seed_reaches_every_figure(figure):
     SEED must change it, and only SEED. Two seeds per run, so loops over seeds inside a run are covered."""
     from lscnb.experiments import meanfield as ex
     from lscnb.sweep import Run
+
     run = ex.FIGURES[figure]("full")[0]
     cfg = shrunk(figure, run, seeds=2, mu_f=[0.0, 1.0])
     assert_seed_reaches(Run(run.chapter, run.figure, run.name, run.fn, cfg))
@@ -262,12 +293,14 @@ def test_the_readers_seed_reaches_every_figure(figure):
 
 def test_every_figure_has_a_seed_test():
     from lscnb.experiments import meanfield as ex
+
     assert set(MEANFIELD_FIGURES) == set(ex.FIGURES)
 
 
 @pytest.mark.parametrize("source", ["sklearn", "mnist"])
 def test_padded_digits_are_standardised(source):
     from lscnb.data.padded import padded_sequences, standardised_digits
+
     x, y, what = standardised_digits(source, pool=2, limit=300)
     assert x.shape == (300, 64 if source == "sklearn" else 196) and len(y) == 300 and what
     assert float(x.pow(2).mean()) == pytest.approx(1.0, rel=1e-5)
@@ -281,6 +314,7 @@ def test_padded_digits_are_standardised(source):
 def test_equations_table_is_the_cell(arch):
     """Tables 1/3 as rendered (EQUATIONS) compute exactly what the cell's update computes."""
     from lscnb.models.unified import equations_gap, equations_table
+
     assert equations_gap(arch, seed=1) < 1e-12
     rows = {r["architecture"]: r for r in equations_table()}
     assert set(rows) == set(GATES) and rows[arch]["gates K"].count(",") == len(GATES[arch]) - 1
@@ -288,12 +322,14 @@ def test_equations_table_is_the_cell(arch):
 
 def test_evaluate_equations_rejects_unknown_arch():
     from lscnb.models.unified import evaluate_equations
+
     with pytest.raises(ValueError, match="arch"):
         evaluate_equations("transformer", torch.zeros(2), lambda k, x: x)
 
 
 def test_replicated_pixels_repeats_then_chunks():
     from lscnb.data.padded import replicated_pixels
+
     x = torch.arange(12.0).reshape(2, 6)
     seq = replicated_pixels(x, 2, 4)
     assert seq.shape == (2, 3, 4)
@@ -307,6 +343,7 @@ def test_replicated_pixels_repeats_then_chunks():
 
 def test_concatenated_digits_label_is_the_tuple_of_digits():
     from lscnb.data.padded import concatenated_digits
+
     x = torch.arange(5.0).unsqueeze(-1).expand(5, 3)  # row i is all i
     y = torch.tensor([0, 1, 2, 1, 0])
     seq, lab = concatenated_digits(x, y, 3, 50, generator=torch.Generator().manual_seed(0))
@@ -324,6 +361,7 @@ def test_cifar10_reads_pickled_batches_and_fails_clearly_offline(tmp_path, monke
     import pickle
 
     from lscnb.data import cifar, files
+
     monkeypatch.setattr(files, "data_roots", lambda: [tmp_path])
     with pytest.raises(FileNotFoundError, match="CIFAR-10"):
         cifar.load_cifar10("test", download=False)

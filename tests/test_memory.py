@@ -1,5 +1,5 @@
 """The curse of memory: closed forms (with the eq. 59 erratum), Monte Carlo, autodiff, the linear students."""
-import math
+
 import types
 
 import numpy as np
@@ -10,9 +10,17 @@ from lscnb.models.linear_rnn import DenseLinearRNN, DiagonalLRU, Teacher, causal
 from lscnb.theory import memory as m
 
 # the spec's reference table: (rho, lam) -> (E h^2, E s^2)
-REFERENCE = {(0.0, 0.9): (5.26316, 263.887), (0.0, 0.99): (50.2513, 2.51263e5), (0.0, 0.999): (500.25, 2.50125e8),
-             (0.9, 0.9): (50.1385, 3756.95), (0.9, 0.99): (871.79, 4.73781e6), (0.9, 0.999): (9415.51, 4.75196e9),
-             (0.99, 0.99): (5000.13, 3.75006e7), (1.0, 0.9): (100, 1e4), (1.0, 0.99): (1e4, 1e8)}
+REFERENCE = {
+    (0.0, 0.9): (5.26316, 263.887),
+    (0.0, 0.99): (50.2513, 2.51263e5),
+    (0.0, 0.999): (500.25, 2.50125e8),
+    (0.9, 0.9): (50.1385, 3756.95),
+    (0.9, 0.99): (871.79, 4.73781e6),
+    (0.9, 0.999): (9415.51, 4.75196e9),
+    (0.99, 0.99): (5000.13, 3.75006e7),
+    (1.0, 0.9): (100, 1e4),
+    (1.0, 0.99): (1e4, 1e8),
+}
 
 
 @pytest.mark.parametrize("key", sorted(REFERENCE))
@@ -38,8 +46,9 @@ def test_closed_forms_equal_the_double_series(lam, rho):
 
 def test_printed_eq59_is_wrong_between_the_limits_only():
     for rho in (0.0, 1.0):
-        assert float(m.sensitivity_variance_printed(0.99, rho)) == pytest.approx(float(m.sensitivity_variance(0.99, rho)),
-                                                                                 rel=1e-9)
+        assert float(m.sensitivity_variance_printed(0.99, rho)) == pytest.approx(
+            float(m.sensitivity_variance(0.99, rho)), rel=1e-9
+        )
     assert float(m.sensitivity_variance_printed(0.99, 0.9)) == pytest.approx(2.50e6, rel=0.01)
     assert float(m.sensitivity_variance(0.99, 0.9)) == pytest.approx(4.73781e6, rel=1e-5)
 
@@ -71,13 +80,14 @@ def test_scaling_laws():
 
 def test_normalisation_and_reparametrisation():
     lams = np.linspace(0.9, 0.9999, 30)
-    assert np.allclose((1 - lams ** 2) * m.hidden_variance(lams, 0.0), 1.0, atol=1e-12)
+    assert np.allclose((1 - lams**2) * m.hidden_variance(lams, 0.0), 1.0, atol=1e-12)
     flat = m.normalised_sensitivity(lams, 0.0)
     assert np.all((flat >= 0.45) & (flat <= 0.5))
     assert m.normalised_sensitivity(0.9999, 1.0) > 50 * m.normalised_sensitivity(0.99, 1.0)
     for rho in (0.0, 0.9):
         assert m.monte_carlo_reparametrised(0.99, rho, chains=8192) == pytest.approx(
-            float(m.normalised_sensitivity(0.99, rho)), rel=0.08)
+            float(m.normalised_sensitivity(0.99, rho)), rel=0.08
+        )
 
 
 def test_landscape_real_is_the_expected_squared_error():
@@ -85,17 +95,22 @@ def test_landscape_real_is_the_expected_squared_error():
     lam, star = 0.8, 0.95
     x = torch.randn(20000, 400, generator=gen, dtype=torch.float64)
     k = torch.arange(400, dtype=torch.float64)
-    diff = causal_conv(x, lam ** k - star ** k)[:, -1]
+    diff = causal_conv(x, lam**k - star**k)[:, -1]
     assert float(0.5 * diff.pow(2).mean()) == pytest.approx(float(m.landscape_real(lam, star)), rel=0.05)
     assert float(m.landscape_real(star, star)) == pytest.approx(0.0, abs=1e-9)
     assert float(m.landscape_angle(0.0, star)) == pytest.approx(0.0, abs=1e-9)
 
 
 # ------------------------------------------------------------------------------------------- students
-@pytest.mark.parametrize("model", [DenseLinearRNN(12, seed=1, dtype=torch.float64),
-                                   DenseLinearRNN(12, heads=6, seed=1, dtype=torch.float64),
-                                   DiagonalLRU(12, nu0=0.9, dtype=torch.float64),
-                                   DiagonalLRU(12, nu0=0.5, param="default", gamma=False, dtype=torch.float64)])
+@pytest.mark.parametrize(
+    "model",
+    [
+        DenseLinearRNN(12, seed=1, dtype=torch.float64),
+        DenseLinearRNN(12, heads=6, seed=1, dtype=torch.float64),
+        DiagonalLRU(12, nu0=0.9, dtype=torch.float64),
+        DiagonalLRU(12, nu0=0.5, param="default", gamma=False, dtype=torch.float64),
+    ],
+)
 def test_convolution_equals_recurrence(model):
     x = torch.randn(3, 150, dtype=torch.float64)
     torch.testing.assert_close(model(x), model.forward_recurrent(x), rtol=1e-9, atol=1e-10)
@@ -103,8 +118,11 @@ def test_convolution_equals_recurrence(model):
 
 def test_parameter_counts_of_the_paper():
     from lscnb.experiments.memory import make_student
-    counts = {name: sum(p.numel() for p in make_student(name, 64, 0.99, 0).parameters())
-              for name in ("dense", "block", "block128", "complex", "complex+γ", "lru")}
+
+    counts = {
+        name: sum(p.numel() for p in make_student(name, 64, 0.99, 0).parameters())
+        for name in ("dense", "block", "block128", "complex", "complex+γ", "lru")
+    }
     assert counts == {"dense": 4225, "block": 257, "block128": 513, "complex": 385, "complex+γ": 449, "lru": 449}
 
 
@@ -115,7 +133,7 @@ def test_teacher_eigenvalues_and_samples():
     x, y = t.sample(5, 80, torch.Generator().manual_seed(0), dtype=torch.float64)
     h, ys = torch.zeros(5, 10, dtype=torch.float64), []
     for k in range(80):
-        h = h @ t.A.T + x[:, k:k + 1] * t.B
+        h = h @ t.A.T + x[:, k : k + 1] * t.B
         ys.append(h @ t.C + t.D * x[:, k])
     torch.testing.assert_close(y, torch.stack(ys, 1))
 
@@ -141,23 +159,43 @@ def test_bad_arguments_name_themselves():
         m.monte_carlo(0.5, 0.0, chains=0)
 
 
-SHRINK = dict(chains=64, steps=5, lams=[0.9], batch=4, length=32, batches=1, d_in=16, d_model=8, networks=4, d=8,
-              offdiag=8, max_lag=16)
+SHRINK = dict(
+    chains=64,
+    steps=5,
+    lams=[0.9],
+    batch=4,
+    length=32,
+    batches=1,
+    d_in=16,
+    d_model=8,
+    networks=4,
+    d=8,
+    offdiag=8,
+    max_lag=16,
+)
 
 
 def shrunk(run):
     """``run`` with the entries of ``SHRINK`` it has: seconds at most."""
     from lscnb.sweep import Run
-    return Run(run.chapter, run.figure, run.name, run.fn,
-               {**run.config, **{k: v for k, v in SHRINK.items() if k in run.config}})
+
+    return Run(
+        run.chapter,
+        run.figure,
+        run.name,
+        run.fn,
+        {**run.config, **{k: v for k, v in SHRINK.items() if k in run.config}},
+    )
 
 
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import memory as ex
+
     for name, build in ex.FIGURES.items():
         run = shrunk(build("full")[0])
-        out = run.fn(dict(run.config), types.SimpleNamespace(device="cpu", seed=run.seed, checkpoint=None,
-                                                               progress=False))
+        out = run.fn(
+            dict(run.config), types.SimpleNamespace(device="cpu", seed=run.seed, checkpoint=None, progress=False)
+        )
         assert out, name
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
     models = {r.config["model"] for r in ex.teacher_runs("full")}
@@ -165,15 +203,31 @@ def test_chapter_runs_at_full_configuration_shrunk():
 
 
 DETERMINISTIC = {"adam_angle": "Adam on the closed-form loss of eq. 91 from a fixed start: no sampling"}
-SAMPLED = ["sensitivity", "normalisation", "teacher", "hessian", "adam_lr", "deep", "autocorrelation", "gated",
-           "gru_jacobian", "heads", "hessian_lru", "hessian_s4", "adam_lr_ssm", "theta0"]
+SAMPLED = [
+    "sensitivity",
+    "normalisation",
+    "teacher",
+    "hessian",
+    "adam_lr",
+    "deep",
+    "autocorrelation",
+    "gated",
+    "gru_jacobian",
+    "heads",
+    "hessian_lru",
+    "hessian_s4",
+    "adam_lr_ssm",
+    "theta0",
+]
 
 
 @pytest.mark.parametrize("name", SAMPLED)
 def test_the_readers_seed_reaches_every_sampled_figure(name):
     """Every figure that samples or trains: its last quick run, shrunk, repeats at one seed and changes at another."""
     from seedcheck import assert_seed_reaches
+
     from lscnb.experiments import memory as ex
+
     assert set(ex.FIGURES) == set(SAMPLED) | set(DETERMINISTIC)
     assert_seed_reaches(shrunk(ex.FIGURES[name]("quick")[-1]))
 
@@ -184,13 +238,15 @@ def test_similarity_is_the_sensitivity_and_the_printed_eq134_is_half():
     assert float(m.similarity(lam, np.conj(lam), 0.9).real) == pytest.approx(float(m.sensitivity_variance(lam, 0.9)))
     assert abs(m.similarity_printed(np.conj(lam), lam, 0.9)) == pytest.approx(4.7e4, rel=0.01)
     for rho in (0.0, 1.0):
-        assert m.similarity_printed(0.3 + 0.2j, 0.5 - 0.1j, rho) == pytest.approx(m.similarity(0.3 + 0.2j, 0.5 - 0.1j, rho))
+        assert m.similarity_printed(0.3 + 0.2j, 0.5 - 0.1j, rho) == pytest.approx(
+            m.similarity(0.3 + 0.2j, 0.5 - 0.1j, rho)
+        )
 
 
 def test_similarity_is_the_mixed_derivative_of_the_generating_function():
     a, b, rho, eps = 0.4 + 0.3j, 0.6 - 0.2j, 0.7, 1e-5
-    F = lambda x, y: (1 - rho ** 2 * x * y) / ((1 - x * y) * (1 - rho * x) * (1 - rho * y))  # noqa: E731
-    mixed = (F(a + eps, b + eps) - F(a + eps, b - eps) - F(a - eps, b + eps) + F(a - eps, b - eps)) / (4 * eps ** 2)
+    F = lambda x, y: (1 - rho**2 * x * y) / ((1 - x * y) * (1 - rho * x) * (1 - rho * y))  # noqa: E731
+    mixed = (F(a + eps, b + eps) - F(a + eps, b - eps) - F(a - eps, b + eps) + F(a - eps, b - eps)) / (4 * eps**2)
     assert m.similarity(a, b, rho) == pytest.approx(mixed, rel=1e-5)
 
 
@@ -242,12 +298,15 @@ def test_landscape_gradient_is_the_autograd_one_and_eq91_eq93_vanish_at_the_teac
 
 def test_normalised_landscape_curvatures_eqs_98_105():
     from lscnb.experiments import memory as ex
+
     for gap in (0.01, 0.1):
         nu = 1 - gap
         assert ex.parametrised_landscape("polar", "magnitude", gap, 3)["hessian_at_optimum"] == pytest.approx(
-            1 / (1 - nu ** 2) ** 2, rel=1e-8)
+            1 / (1 - nu**2) ** 2, rel=1e-8
+        )
         assert ex.parametrised_landscape("polar", "angle", gap, 3)["hessian_at_optimum"] == pytest.approx(
-            nu ** 2 * (1 + nu ** 2) / (1 - nu ** 2) ** 2, rel=1e-8)
+            nu**2 * (1 + nu**2) / (1 - nu**2) ** 2, rel=1e-8
+        )
         assert ex.parametrised_landscape("opt", "angle", gap, 3)["hessian_at_optimum"] == pytest.approx(1, rel=1e-8)
     with pytest.raises(ValueError, match="param"):
         ex.parametrised_landscape("cartesian", "angle", 0.1)
@@ -264,6 +323,7 @@ def test_adam_angle_reaches_the_teacher_with_the_polar_angle_only_fast():
 
 def test_heads_builder_and_students():
     from lscnb.experiments import memory as ex
+
     full = ex.heads_runs("full")
     assert {r.config["model"] for r in full} == {f"heads{k}" for k in (1, 2, 4, 8, 16, 32)}
     assert len(full) == 6 * 5 * 3 and all(r.config["readout"] for r in full)
@@ -274,6 +334,7 @@ def test_heads_builder_and_students():
 
 def test_lru_from_system_reproduces_the_complex_diagonal_student():
     from lscnb.models.linear_rnn import conjugate_pair_system
+
     s = conjugate_pair_system(1)
     diag = DiagonalLRU.from_system(s["lam"], s["b"], s["c"], s["D"])
     lru = DiagonalLRU.from_system(s["lam"], s["b"], s["c"], s["D"], param="exp")

@@ -1,5 +1,5 @@
 """The curse of memory, Sec. 5 / App. D: BERT-like inputs, deep recurrent networks at initialisation."""
-import math
+
 import types
 
 import numpy as np
@@ -8,8 +8,13 @@ import torch
 
 from lscnb.data import embeddings as E
 from lscnb.experiments import memory as ex
-from lscnb.models.deep_recurrent import (ChronoGRU, DeepRecurrentNet, DiagonalRecurrence, next_token_loss,
-                                         signal_propagation)
+from lscnb.models.deep_recurrent import (
+    ChronoGRU,
+    DeepRecurrentNet,
+    DiagonalRecurrence,
+    next_token_loss,
+    signal_propagation,
+)
 
 
 def test_bert_like_has_the_papers_autocorrelation():
@@ -20,7 +25,7 @@ def test_bert_like_has_the_papers_autocorrelation():
     assert abs(fit["rho"] - E.PAPER_AUTOCORRELATION["rho"]) < 1e-3  # spec Q11
     assert fit["slow"] == pytest.approx(E.PAPER_AUTOCORRELATION["slow"], rel=0.1)
     assert fit["white"] == pytest.approx(E.PAPER_AUTOCORRELATION["white"], rel=0.03)
-    assert R[100] == pytest.approx(0.044 * 0.997 ** 100, rel=0.1)
+    assert R[100] == pytest.approx(0.044 * 0.997**100, rel=0.1)
 
 
 def test_ar1_is_stationary_with_geometric_autocorrelation():
@@ -28,7 +33,7 @@ def test_ar1_is_stationary_with_geometric_autocorrelation():
     assert z[:, 0].var().item() == pytest.approx(1, rel=0.05)
     assert z[:, -1].var().item() == pytest.approx(1, rel=0.05)
     R = E.autocorrelation(z, 3)
-    assert R == pytest.approx(0.8 ** np.arange(4), abs=0.02)
+    assert pytest.approx(0.8 ** np.arange(4), abs=0.02) == R
 
 
 def test_embedding_arguments_are_checked():
@@ -60,7 +65,7 @@ def test_diagonal_layers_initialise_as_the_paper():
         nu = lru.eigenvalues().abs().double()
         gamma = torch.exp(lru.w_gamma).double()
     assert nu.min() >= 0.9 - 1e-6 and nu.max() <= 0.95 + 1e-6
-    assert torch.allclose(gamma, torch.sqrt(1 - nu ** 2), rtol=1e-4)
+    assert torch.allclose(gamma, torch.sqrt(1 - nu**2), rtol=1e-4)
     crnn = DiagonalRecurrence(8, 16, nu_min=0.5, nu_max=0.6, param="default", generator=g)
     assert {"lam_re", "lam_im"} <= dict(crnn.named_parameters()).keys()
     with pytest.raises(ValueError, match="nu_min"):
@@ -70,10 +75,10 @@ def test_diagonal_layers_initialise_as_the_paper():
 def test_chrono_gru_bias_and_orthogonal_recurrence():
     gru = ChronoGRU(6, 32, t_min=10, t_max=20, generator=torch.Generator().manual_seed(0))
     n = 32
-    T = torch.exp(gru.cell.bias_ih[n:2 * n])
+    T = torch.exp(gru.cell.bias_ih[n : 2 * n])
     assert T.min() >= 10 - 1e-4 and T.max() <= 20 + 1e-4
     for k in range(3):
-        W = gru.cell.weight_hh[k * n:(k + 1) * n].double()
+        W = gru.cell.weight_hh[k * n : (k + 1) * n].double()
         assert torch.allclose(W @ W.T, torch.eye(n, dtype=torch.float64), atol=1e-5)
     x = torch.randn(3, 5, 6)
     assert gru(x).shape == (3, 5, 32)
@@ -81,8 +86,9 @@ def test_chrono_gru_bias_and_orthogonal_recurrence():
         ChronoGRU(2, 2, t_min=0.0)
 
 
-@pytest.mark.parametrize("kind,norm", [("crnn", None), ("lru", None), ("gru", None), ("crnn", "layer"),
-                                       ("lru", "batch")])
+@pytest.mark.parametrize(
+    "kind,norm", [("crnn", None), ("lru", None), ("gru", None), ("crnn", "layer"), ("lru", "batch")]
+)
 def test_deep_net_groups_cover_every_parameter(kind, norm):
     model = DeepRecurrentNet(5, kind=kind, d_model=8, depth=2, nu0=0.9, norm=norm)
     names = [n for members in model.groups().values() for _, n in members]
@@ -104,8 +110,10 @@ def test_next_token_loss_compares_with_the_next_input():
 def test_deep_figure_builders_and_a_shrunk_full_run():
     full = ex.deep_runs("full")
     assert len(full) == 20 and {r.config["nu0"] for r in full} == set(ex.DEEP_NU0)
-    assert {(r.config["d_in"], r.config["d_model"], r.config["length"], r.config["batch"] * r.config["batches"])
-            for r in full} == {(768, 256, 512, 128)}
+    assert {
+        (r.config["d_in"], r.config["d_model"], r.config["length"], r.config["batch"] * r.config["batches"])
+        for r in full
+    } == {(768, 256, 512, 128)}
     assert len({r.key for r in full + ex.deep_runs("quick")}) == 40
     ctx = types.SimpleNamespace(device="cpu", seed=0)
     cfg = dict(full[-1].config, d_in=12, d_model=8, length=16, batch=2, batches=2)
@@ -114,8 +122,9 @@ def test_deep_figure_builders_and_a_shrunk_full_run():
     assert all(len(v) == 4 for v in out["grad2_layers"].values())
     with pytest.raises(ValueError, match="data"):
         ex.deep_inputs(dict(cfg, data="imdb"), 0)
-    ac = ex.autocorrelation_run(dict(ex.autocorrelation_runs("full")[0].config, batch=8, length=100, d_in=8,
-                                     max_lag=10), ctx)
+    ac = ex.autocorrelation_run(
+        dict(ex.autocorrelation_runs("full")[0].config, batch=8, length=100, d_in=8, max_lag=10), ctx
+    )
     assert ac["R"].shape == (11,) and 0.9 < ac["fit_rho"] < 1.1
 
 
@@ -129,7 +138,7 @@ def test_gated_theory_white_noise_closed_forms():
     out = m.gated_moments(lam, ((1.0, 0.0),))
     assert out["h2"] == pytest.approx((1 - lam) / (1 + lam), rel=1e-12)
     assert out["dlam2"] == pytest.approx(2 / ((1 - lam) * (1 + lam) ** 3), rel=1e-10)
-    assert out["db2"] == pytest.approx(2 * lam ** 2 * (1 - lam) / (1 + lam) ** 3, rel=1e-10)
+    assert out["db2"] == pytest.approx(2 * lam**2 * (1 - lam) / (1 + lam) ** 3, rel=1e-10)
     # the spec's values at lambda = 0.5 and 0.9 (Monte Carlo 1.191 and 2.897 support eq. 161)
     assert out["dlam2"][1] == pytest.approx(1.185, abs=1e-3)
     assert m.gated_moments(0.9, ((1.0, 0.0),))["dlam2"][0] == pytest.approx(2.916, abs=1e-3)
@@ -152,7 +161,9 @@ def test_gated_theory_finite_length_tends_to_the_stationary_one():
 def test_gated_theory_matches_monte_carlo(lam):
     """Spec §1.7: h' = lam h + (1 - lam) x, s = dh/dlam with s' = lam s + h - x, on BERT-like inputs."""
     steps = 300
-    x = E.bert_like(8192, steps, 1, generator=torch.Generator().manual_seed(int(100 * lam)), dtype=torch.float64)[..., 0]
+    x = E.bert_like(8192, steps, 1, generator=torch.Generator().manual_seed(int(100 * lam)), dtype=torch.float64)[
+        ..., 0
+    ]
     h = torch.zeros(8192, dtype=torch.float64)
     s = torch.zeros_like(h)
     for t in range(steps):
@@ -166,8 +177,10 @@ def test_gated_theory_matches_monte_carlo(lam):
 @pytest.mark.parametrize("gates", ["constant", "input", "hidden"])
 def test_simplified_gru_bias_sensitivity_is_the_jacobian_diagonal(gates):
     from torch.func import jacfwd
-    net = SimplifiedGRU(5, 6, networks=3, gates=gates, t_max=20, scale_h=2.0,
-                        generator=torch.Generator().manual_seed(0)).double()
+
+    net = SimplifiedGRU(
+        5, 6, networks=3, gates=gates, t_max=20, scale_h=2.0, generator=torch.Generator().manual_seed(0)
+    ).double()
     x = torch.randn(3, 30, 5, dtype=torch.float64)
     h, diag = net.bias_sensitivity(x)
     b = net.b_f.detach()
@@ -188,8 +201,9 @@ def test_gated_figure_builders_and_a_shrunk_full_run():
     full = ex.gated_runs("full")
     assert [r.config["gates"] for r in full] == ["constant", "input", "hidden"]
     assert {(r.config["networks"], r.config["d"], r.config["length"]) for r in full} == {(100, 256, 512)}
-    out = ex.gated_run(dict(full[2].config, networks=2, d=4, d_in=6, length=20),
-                       types.SimpleNamespace(device="cpu", seed=0))
+    out = ex.gated_run(
+        dict(full[2].config, networks=2, d=4, d_in=6, length=20), types.SimpleNamespace(device="cpu", seed=0)
+    )
     assert out["T"].shape == out["h2"].shape == out["db2"].shape == (8,)
     assert np.all((out["T"] >= 1) & (out["T"] <= 256))
     grid = np.linspace(0, 1, 5)

@@ -1,4 +1,5 @@
 """Curvature at the optimum (Fig. 4A, B) and Adam's effective learning rates (Fig. 4C, D): lscnb.hessian."""
+
 import types
 
 import numpy as np
@@ -20,8 +21,9 @@ def test_hessian_of_a_quadratic_is_its_matrix():
 
 def test_conjugate_pair_students_sit_at_the_optimum_and_hessian_is_gauss_newton():
     system = conjugate_pair_system(3)
-    assert torch.allclose(torch.linalg.eigvals(system["A"]).abs().sort().values,
-                          system["lam"].abs().sort().values, atol=1e-10)
+    assert torch.allclose(
+        torch.linalg.eigvals(system["A"]).abs().sort().values, system["lam"].abs().sort().values, atol=1e-10
+    )
     assert bool((system["lam"].abs() >= 0.99).all() and (system["lam"].abs() <= 0.993).all())
     dense = DenseLinearRNN.from_system(system["A"], system["B"], system["C"], system["D"])
     diag = DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"])
@@ -58,7 +60,7 @@ def test_adam_effective_lr_is_lr_over_root_mean_square_gradient():
         w.grad = g.clone()
         opt.step()
     v = 0.5 * (0.5 * grads[0] ** 2) + 0.5 * grads[1] ** 2  # exp_avg_sq after two steps with beta2 = 0.5
-    expected = 0.1 / (torch.sqrt(v / (1 - 0.5 ** 2)) + 1e-8)
+    expected = 0.1 / (torch.sqrt(v / (1 - 0.5**2)) + 1e-8)
     torch.testing.assert_close(hs.adam_effective_lr(opt, model)["w"], expected)
 
 
@@ -75,6 +77,7 @@ def test_bad_arguments_name_themselves():
 
 def test_figure_four_runs_shrunk():
     from lscnb.experiments import memory as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     out = ex.hessian_run(dict(ex.hessian_runs("full")[0].config, batch=4, length=150), ctx)
     assert out["optimum_loss_dense"] < 1e-20 and out["H_dense"].shape == (25, 25)
@@ -86,13 +89,18 @@ def test_figure_four_runs_shrunk():
 
 def test_s4_is_the_complex_diagonal_rnn_with_lambda_exp_a_delta_and_input_delta_b():
     from lscnb.models.linear_rnn import DiagonalS4
+
     s4 = DiagonalS4(6, nu0=0.9, theta0=1.0, seed=2, dtype=torch.float64)
     with torch.no_grad():
         s4.w_delta.copy_(torch.linspace(-3.0, 2.0, 6, dtype=torch.float64))
     delta = torch.nn.functional.softplus(s4.w_delta.detach())
     lam = torch.exp(torch.complex(s4.w_A_re.detach(), s4.w_A_im.detach()) * delta)
-    diag = DiagonalLRU.from_system(lam, torch.complex(s4.B_re.detach(), s4.B_im.detach()) * delta,
-                                   torch.complex(s4.C_re.detach(), s4.C_im.detach()), s4.D.detach())
+    diag = DiagonalLRU.from_system(
+        lam,
+        torch.complex(s4.B_re.detach(), s4.B_im.detach()) * delta,
+        torch.complex(s4.C_re.detach(), s4.C_im.detach()),
+        s4.D.detach(),
+    )
     x = torch.randn(3, 120, dtype=torch.float64)
     with torch.no_grad():
         torch.testing.assert_close(s4(x), diag(x), rtol=1e-9, atol=1e-10)
@@ -101,6 +109,7 @@ def test_s4_is_the_complex_diagonal_rnn_with_lambda_exp_a_delta_and_input_delta_
 
 def test_s4_init_is_delta_one_and_the_lrus_eigenvalues():
     from lscnb.models.linear_rnn import DiagonalS4
+
     s4, lru = DiagonalS4(16, nu0=0.9, seed=5), DiagonalLRU(16, nu0=0.9, seed=5)
     torch.testing.assert_close(s4.delta(), torch.ones(16))
     torch.testing.assert_close(s4.eigenvalues(), lru.eigenvalues(), rtol=1e-5, atol=1e-6)
@@ -110,6 +119,7 @@ def test_s4_init_is_delta_one_and_the_lrus_eigenvalues():
 
 def test_s4_from_system_sits_at_the_optimum_with_curvature_on_delta():
     from lscnb.models.linear_rnn import DiagonalS4
+
     system = conjugate_pair_system(0)
     diag = DiagonalLRU.from_system(system["lam"], system["b"], system["c"], system["D"])
     s4 = DiagonalS4.from_system(system["lam"], system["b"], system["c"], system["D"], delta=0.01)
@@ -126,6 +136,7 @@ def test_s4_from_system_sits_at_the_optimum_with_curvature_on_delta():
 
 def test_s4_bad_arguments_name_themselves():
     from lscnb.models.linear_rnn import DiagonalS4
+
     with pytest.raises(ValueError, match="delta"):
         DiagonalS4(4, delta=0.0)
     with pytest.raises(ValueError, match="nu0"):
@@ -140,6 +151,7 @@ def test_s4_bad_arguments_name_themselves():
 
 def test_figure_nine_and_ten_runs_shrunk():
     from lscnb.experiments import memory as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     out = ex.hessian_run(dict(ex.hessian_s4_runs("full")[0].config, batch=4, length=150), ctx)
     assert out["H_s4"].shape == (29, 29) and out["optimum_loss_s4"] < 1e-15
@@ -161,6 +173,7 @@ def test_figure_nine_and_ten_runs_shrunk():
 def test_theta0_reaches_students_and_teacher():
     from lscnb.experiments import memory as ex
     from lscnb.models.linear_rnn import Teacher
+
     th = np.pi / 100
     with torch.no_grad():
         for model in ("dense", "complex", "lru", "s4"):

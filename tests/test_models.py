@@ -79,12 +79,15 @@ def test_bad_arguments():
 # --------------------------------------------------------------------------------- LRU golden tests (authors' JAX code)
 def _golden(name):
     import pathlib
+
     import numpy as np
+
     return np.load(pathlib.Path(__file__).parent / "golden" / name)
 
 
-@pytest.mark.parametrize("tag,param,gamma", [("lru", "exp", True), ("cgamma", "default", True),
-                                             ("complex", "default", False)])
+@pytest.mark.parametrize(
+    "tag,param,gamma", [("lru", "exp", True), ("cgamma", "default", True), ("complex", "default", False)]
+)
 def test_diagonal_lru_matches_the_authors_code(tag, param, gamma):
     """NicolasZucchet/Vanishing-and-exploding-gradients-are-not-the-end-of-the-story @
     686ec0aa68385ee61f1e1879b5974a9c665015f4, ``source/model.py``, class ``LRUBase`` (d_input = d_output = 1,
@@ -92,13 +95,17 @@ def test_diagonal_lru_matches_the_authors_code(tag, param, gamma):
     LRU (exp + learned gamma = exp(w_gamma)), the complex+gamma ablation (default: Re/Im lam and gamma learned
     directly) and the complex diagonal RNN (no gamma)."""
     from lscnb.models.linear_rnn import DiagonalLRU
+
     g = _golden("lru_diagonal.npz")
     t = lambda k: torch.tensor(g[f"{tag}_{k}"], dtype=torch.float64)
     m = DiagonalLRU(4, param=param, gamma=gamma, dtype=torch.float64)
     lam = t("lambda")
     names = {"B_re": "B_re", "B_im": "B_im", "C_re": "C_re", "C_im": "C_im", "D": "D"}
-    names.update({"w_nu": ("lambda", 0), "w_theta": ("lambda", 1)} if param == "exp" else
-                 {"lam_re": ("lambda", 0), "lam_im": ("lambda", 1)})
+    names.update(
+        {"w_nu": ("lambda", 0), "w_theta": ("lambda", 1)}
+        if param == "exp"
+        else {"lam_re": ("lambda", 0), "lam_im": ("lambda", 1)}
+    )
     if gamma:
         names["w_gamma" if param == "exp" else "gamma"] = "gamma"
     with torch.no_grad():
@@ -109,9 +116,11 @@ def test_diagonal_lru_matches_the_authors_code(tag, param, gamma):
     for forward in (m.forward, m.forward_recurrent):
         m.zero_grad()
         y = forward(x)
-        loss = (y * R).sum() + 0.5 * (y ** 2).sum()
+        loss = (y * R).sum() + 0.5 * (y**2).sum()
         loss.backward()
-        assert float((y.detach()[0] - t("y")).abs().max()) < 1e-10 and abs(loss.item() - float(g[f"{tag}_loss"])) < 1e-10
+        assert (
+            float((y.detach()[0] - t("y")).abs().max()) < 1e-10 and abs(loss.item() - float(g[f"{tag}_loss"])) < 1e-10
+        )
         for ours, theirs in names.items():
             gt = t("g_lambda")[theirs[1]] if isinstance(theirs, tuple) else t("g_" + theirs)
             grad = getattr(m, ours).grad
@@ -123,6 +132,7 @@ def test_lru_layer_matches_minimal_lru():
     (d_model 3, d_hidden 5, r_min 0.4, r_max 0.95, max_phase 6.28), float64 JAX, one 12-step sequence: outputs and
     loss, and the gradients of every parameter, gamma_log (a free parameter there and here) included."""
     from lscnb.models.lru import LRU
+
     g = _golden("lru_layer.npz")
     t = lambda k: torch.tensor(g[k], dtype=torch.float64)
     m = LRU(3, 5).double()
@@ -130,20 +140,23 @@ def test_lru_layer_matches_minimal_lru():
         for k in ("nu_log", "theta_log", "gamma_log", "B_re", "B_im", "C_re", "C_im", "D"):
             getattr(m, k).copy_(t(k))
     y = m(t("x")[None])
-    loss = (y * t("R")).sum() + 0.5 * (y ** 2).sum()
+    loss = (y * t("R")).sum() + 0.5 * (y**2).sum()
     loss.backward()
     assert float((y.detach()[0] - t("y")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
     for k in ("nu_log", "theta_log", "gamma_log", "B_re", "B_im", "C_re", "C_im", "D"):
-        assert float((getattr(m, k).grad - t("g_" + k)).abs().max()) < 1e-10 * max(1.0, float(t("g_" + k).abs().max())), k
+        assert float((getattr(m, k).grad - t("g_" + k)).abs().max()) < 1e-10 * max(
+            1.0, float(t("g_" + k).abs().max())
+        ), k
 
 
 def test_lru_gamma_starts_at_its_normalisation_and_is_learned_apart_from_nu():
     from lscnb.models.lru import LRU
+
     torch.manual_seed(0)
     m = LRU(3, 6, r_min=0.5, r_max=0.99).double()
     torch.testing.assert_close(m.gamma(), torch.sqrt(1 - m.eigenvalues().abs() ** 2), atol=1e-6, rtol=0)
     with torch.no_grad():
-        m.nu_log.add_(1.0)                      # moving |lambda| leaves gamma where it was (minimal-LRU)
-    assert float((m.gamma() - torch.sqrt(1 - m.eigenvalues().abs() ** 2)).abs().max()) > 1e-2
+        m.nu_log.add_(1.0)  # moving |lambda| leaves gamma where it was (minimal-LRU)
+    assert float((m.gamma() - torch.sqrt(1 - m.eigenvalues().abs() ** 2)).abs().max().detach()) > 1e-2
     off = LRU(3, 6, normalize=False)
     assert torch.equal(off.gamma(), torch.ones(6)) and not off.gamma_log.requires_grad

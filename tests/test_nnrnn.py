@@ -1,4 +1,5 @@
 """Non-normal RNNs: Schur form, Henrici departure, Fisher memory, transients, the nnRNN cell."""
+
 import math
 import types
 
@@ -34,8 +35,17 @@ def test_fisher_memory_of_delay_line_and_normal_network():
     assert J.sum() == pytest.approx(1.0, abs=1e-9)  # normal: total memory pinned at 1/eps
 
 
-@pytest.mark.parametrize("a,b,paper", [(0.95, 0.0, 3.03), (1.0, 0.0, 5.19), (1.05, 0.0, 12.1), (0.95, 0.005, 3.18),
-                                       (1.0, 0.005, 5.30), (1.05, 0.005, 12.1)])
+@pytest.mark.parametrize(
+    "a,b,paper",
+    [
+        (0.95, 0.0, 3.03),
+        (1.0, 0.0, 5.19),
+        (1.05, 0.0, 12.1),
+        (0.95, 0.005, 3.18),
+        (1.0, 0.005, 5.30),
+        (1.05, 0.005, 12.1),
+    ],
+)
 def test_table_a5_well_conditioned_rows(a, b, paper):
     J = fisher.fisher_memory_curve(fisher.make_theta(100, 0.0, a, b), np.eye(100)[0], 150)
     assert J.sum() == pytest.approx(paper, abs=0.05 if paper > 10 else 0.01)
@@ -59,7 +69,9 @@ def test_nnrnn_spectrum_and_orthogonality():
     mods = torch.linalg.eigvals(cell.V()).abs().sort().values
     expected = torch.cat([cell.gamma, cell.gamma]).detach().sort().values
     torch.testing.assert_close(mods, expected, atol=1e-8, rtol=0)
-    assert fisher.henrici(cell.V().detach().numpy()) == pytest.approx(float((cell.T * cell.mask).detach().norm()), rel=1e-6)
+    assert fisher.henrici(cell.V().detach().numpy()) == pytest.approx(
+        float((cell.T * cell.mask).detach().norm()), rel=1e-6
+    )
     P = cell.P().detach()
     assert float((P.T @ P - torch.eye(16, dtype=torch.float64)).abs().max()) < 1e-10
     tril = NNRNNCell(3, 16, t_mask="tril", seed=0).double()
@@ -82,21 +94,42 @@ def test_bad_arguments_name_themselves():
         NNRNNCell(3, 4, t_mask="upper")
     with pytest.raises(ValueError, match="name"):
         from lscnb.experiments.nnrnn import make_copy_model
+
         make_copy_model("GRU", 8, 0)
 
 
-SHRINK = dict(iters=3, width=8, T=5, samples=10, steps=20, pool=7, n_train=20, n_eval=10, epochs=1, batch=10, length=3,
-              emb=4, eval_batch=2)
+SHRINK = dict(
+    iters=3,
+    width=8,
+    T=5,
+    samples=10,
+    steps=20,
+    pool=7,
+    n_train=20,
+    n_eval=10,
+    epochs=1,
+    batch=10,
+    length=3,
+    emb=4,
+    eval_batch=2,
+)
 
 
 def _shrunk(run):
     from lscnb.sweep import Run
-    return Run(run.chapter, run.figure, run.name, run.fn,
-               {**dict(run.config), **{k: v for k, v in SHRINK.items() if k in run.config}})
+
+    return Run(
+        run.chapter,
+        run.figure,
+        run.name,
+        run.fn,
+        {**dict(run.config), **{k: v for k, v in SHRINK.items() if k in run.config}},
+    )
 
 
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import nnrnn as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name, build in ex.FIGURES.items():
         run = _shrunk(build("full")[0])
@@ -124,10 +157,13 @@ def test_schur_parts_subdiagonal_profile_and_angles():
 
 def test_psmnist_parameter_budgets_and_data():
     from lscnb.experiments import nnrnn as ex
+
     # spec §2.8: nnRNN-512 with the code's mask, 1 input, 10 classes = 268,298 effective parameters
     assert NNRNNCell(1, 512, t_mask="tril").effective_parameters() + 512 * 10 + 10 == 268298
-    counts = {m: ex.effective_parameters(*ex.make_model(m, w, 0, n_in=1, n_out=10, hyper=ex.PSMNIST_HYPER)[:2])
-              for m, w in ex.PSMNIST_MATCHED.items()}
+    counts = {
+        m: ex.effective_parameters(*ex.make_model(m, w, 0, n_in=1, n_out=10, hyper=ex.PSMNIST_HYPER)[:2])
+        for m, w in ex.PSMNIST_MATCHED.items()
+    }
     assert all(abs(c / 269_000 - 1) < 0.01 for c in counts.values()), counts  # "269K" within 1%
     d = ex.psmnist_data(7, 30, 10)
     assert d["train"][0].shape == (30, 16, 1) and d["valid"][0].shape == (10, 16, 1)
@@ -139,6 +175,7 @@ def test_psmnist_parameter_budgets_and_data():
 def test_ptb_chars_loader_matches_the_general_one():
     from lscnb.data.ptb_chars import load_ptb_chars
     from lscnb.data.text import load_ptb
+
     fast = load_ptb_chars(download=False)
     if "Penn Treebank" not in fast.source:
         pytest.skip("PTB files absent (../shared/data/ptb): the fast loader fell back to the stand-in")
@@ -150,12 +187,17 @@ def test_ptb_chars_loader_matches_the_general_one():
 
 def test_modrelu_baselines():
     from lscnb.models.modrelu_rnn import EURNNCell, FreeRNNCell
+
     for n, cap in ((7, 3), (8, 2), (10, 1)):
         cell = EURNNCell(3, n, capacity=cap).double()
         W = cell.weight()
         torch.testing.assert_close(W.T @ W, torch.eye(n, dtype=torch.float64), atol=1e-12, rtol=0)
-        assert cell.effective_parameters() == sum(((n // 2) if l % 2 == 0 else (n - 1) // 2) for l in range(cap)) + 4 * n
-    assert int((EURNNCell(1, 8, capacity=2).weight().abs() > 1e-12).sum()) <= 8 * 4  # banded: capacity 2 couples neighbours
+        assert (
+            cell.effective_parameters() == sum(((n // 2) if l % 2 == 0 else (n - 1) // 2) for l in range(cap)) + 4 * n
+        )
+    assert (
+        int((EURNNCell(1, 8, capacity=2).weight().abs() > 1e-12).sum()) <= 8 * 4
+    )  # banded: capacity 2 couples neighbours
     for init in ("orth", "cayley", "henaff"):
         W = FreeRNNCell(2, 6, init=init).W.detach()
         torch.testing.assert_close(W.T @ W, torch.eye(6), atol=1e-5, rtol=0)
@@ -184,6 +226,7 @@ def test_nnrnn_gamma_clamped_and_carried_state():
 
 def test_char_lm_budgets_and_backprop_norms():
     from lscnb.experiments import nnrnn as ex
+
     # Table 3.1's equal-parameter column: about 1.32M parameters (embedding 200, 50 characters)
     for row in ex.PTB_HYPER[150]:
         if "params" in row["budgets"] and row["hid"] <= 1386:
@@ -211,6 +254,7 @@ def test_char_lm_budgets_and_backprop_norms():
 
 def test_hyper_tables_match_the_thesis():
     from lscnb.experiments import nnrnn as ex
+
     for table in ex.THESIS_HYPER:
         rows = ex.hyper_table(table)
         assert len(rows) == 9 and all(r["vs thesis"] in ("= thesis", "not run (thesis row shown)") for r in rows), table
@@ -218,7 +262,10 @@ def test_hyper_tables_match_the_thesis():
     assert all(r["vs thesis"] == "= thesis" for r in ex.hyper_table("A.4, T = 300"))
     nn = ex.THESIS_HYPER["A.2"][0]
     assert (nn["lr"], nn["lr_orth"], nn["delta"], nn["t_decay"], nn["init"]) == (1.5e-4, 1.5e-5, 0.15, 1e-4, "Cayley")
-    assert ex.THESIS_HYPER["A.4, T = 300"][5]["init"] == "Cayley" and ex.THESIS_HYPER["A.4, T = 150"][5]["init"] == "Random orth"
+    assert (
+        ex.THESIS_HYPER["A.4, T = 300"][5]["init"] == "Cayley"
+        and ex.THESIS_HYPER["A.4, T = 150"][5]["init"] == "Random orth"
+    )
     with pytest.raises(ValueError, match="table"):
         ex.hyper_table("A.3")
 
@@ -249,7 +296,7 @@ GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"
 
 
 def _golden_loss(hs: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
-    return (hs * R).sum() + 0.5 * (hs ** 2).sum()
+    return (hs * R).sum() + 0.5 * (hs**2).sum()
 
 
 def _run_cell(cell, x: torch.Tensor) -> torch.Tensor:
@@ -273,9 +320,14 @@ def test_nnrnn_cell_matches_the_authors_code():
     loss = _golden_loss(hs, t("R"))
     loss.backward()
     assert float((hs.detach() - t("h")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
-    pairs = [(cell.log_P.grad.triu(1), t("g_logP")), (cell.T.grad, (t("g_UppT") * torch.ones(6, 6).triu(1)).T),
-             (cell.theta.grad, -t("g_thetas")), (cell.gamma.grad, t("g_alphas")), (cell.U.grad, t("g_U")),
-             (cell.phi.bias.grad, t("g_b"))]
+    pairs = [
+        (cell.log_P.grad.triu(1), t("g_logP")),
+        (cell.T.grad, (t("g_UppT") * torch.ones(6, 6).triu(1)).T),
+        (cell.theta.grad, -t("g_thetas")),
+        (cell.gamma.grad, t("g_alphas")),
+        (cell.U.grad, t("g_U")),
+        (cell.phi.bias.grad, t("g_b")),
+    ]
     for ours, theirs in pairs:
         assert float((ours - theirs).abs().max()) < 1e-10 * max(1.0, float(theirs.abs().max()))
 
@@ -287,6 +339,7 @@ def test_exprnn_cell_matches_the_authors_code():
     recurrence is ``h @ exp(A)``, ours ``W h`` with ``W = exp(skew(a))``, so ``a = -A``."""
     from lscnb.experiments.nnrnn import _CellModel
     from lscnb.models.orthogonal import OrthogonalRNNCell
+
     g = np.load(GOLDEN / "exprnn_cell.npz")
     t = lambda k: torch.tensor(g[k], dtype=torch.float64)
     cell = OrthogonalRNNCell(2, 6, input_init="xavier", input_bias=False).double()
@@ -297,8 +350,11 @@ def test_exprnn_cell_matches_the_authors_code():
     loss = _golden_loss(hs, t("R"))
     loss.backward()
     assert float((hs.detach() - t("h")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
-    for ours, theirs in ((skew_param.grad.triu(1), -t("g_logA")), (cell.input.weight.grad, t("g_Win")),
-                         (cell.phi.bias.grad, t("g_b"))):
+    for ours, theirs in (
+        (skew_param.grad.triu(1), -t("g_logA")),
+        (cell.input.weight.grad, t("g_Win")),
+        (cell.phi.bias.grad, t("g_b")),
+    ):
         assert float((ours - theirs).abs().max()) < 1e-10 * max(1.0, float(theirs.abs().max()))
 
 
@@ -307,6 +363,7 @@ def test_lstm_matches_the_authors_code():
     each ``nn.Linear(d + n, n)`` on ``[h, x]`` with one bias; float64, 2 inputs, 6 units, batch 3, 5 steps. Loaded
     into the chapter's ``torch.nn.LSTM`` (gates i, f, g, o; ``bias_hh`` frozen at zero): states, loss, gradients."""
     from lscnb.experiments.nnrnn import _LSTMModel
+
     g = np.load(GOLDEN / "lstm_cell.npz")
     t = lambda k: torch.tensor(g[k], dtype=torch.float64)
     n = 6
@@ -322,8 +379,11 @@ def test_lstm_matches_the_authors_code():
     loss.backward()
     assert float((hs.detach() - t("h")).abs().max()) < 1e-10 and abs(loss.item() - float(g["loss"])) < 1e-10
     gW = torch.cat([t("g_W" + k) for k in "ifgo"])
-    for ours, theirs in ((lstm.weight_hh_l0.grad, gW[:, :n]), (lstm.weight_ih_l0.grad, gW[:, n:]),
-                         (lstm.bias_ih_l0.grad, torch.cat([t("g_b" + k) for k in "ifgo"]))):
+    for ours, theirs in (
+        (lstm.weight_hh_l0.grad, gW[:, :n]),
+        (lstm.weight_ih_l0.grad, gW[:, n:]),
+        (lstm.bias_ih_l0.grad, torch.cat([t("g_b" + k) for k in "ifgo"])),
+    ):
         assert float((ours - theirs).abs().max()) < 1e-10 * max(1.0, float(theirs.abs().max()))
 
 
@@ -338,6 +398,7 @@ def test_initial_distributions_match_the_authors_code():
     (uniform +-1/sqrt(n_in), std 1/sqrt(3 n_in) = 0.577 at n_in = 1), the expRNN's input weights are Xavier normal
     (std sqrt(2 / (n_in + N))), the LSTM's gate weights Xavier normal on [h, x] (std sqrt(2 / (2N + n_in)))."""
     from lscnb.experiments.nnrnn import make_model
+
     cells = [NNRNNCell(1, 512, seed=s) for s in range(4)]
     U = torch.cat([c.U.detach() for c in cells])
     assert float(U.abs().max()) <= 1.0 and _std_ok(U, 1 / math.sqrt(3), 1.8)  # uniform: kurtosis 1.8
@@ -350,7 +411,7 @@ def test_initial_distributions_match_the_authors_code():
     b = core.lstm.bias_ih_l0.detach()
     assert float(b.abs().max()) <= 1 / math.sqrt(257) and _std_ok(b, 1 / math.sqrt(3 * 257), 1.8)
     theta = torch.cat([c.theta.detach() for c in cells])
-    assert 0 <= float(theta.min()) and float(theta.max()) < 6.28
+    assert float(theta.min()) >= 0 and float(theta.max()) < 6.28
 
 
 DETERMINISTIC = {"fmc": "closed-form Fisher memory curves of fixed matrices: nothing is drawn"}
@@ -358,7 +419,9 @@ DETERMINISTIC = {"fmc": "closed-form Fisher memory curves of fixed matrices: not
 
 @pytest.mark.parametrize("figure", ["transients", "copy", "psmnist", "theta", "ptb", "gamma"])
 def test_seed_reaches_every_figure_that_trains_or_samples(figure):
-    from lscnb.experiments import nnrnn as ex
     from seedcheck import assert_seed_reaches
+
+    from lscnb.experiments import nnrnn as ex
+
     assert set(ex.FIGURES) == {"transients", "copy", "psmnist", "theta", "ptb", "gamma"} | set(DETERMINISTIC)
     assert_seed_reaches(_shrunk(ex.FIGURES[figure]("full")[0]))

@@ -1,9 +1,11 @@
 """The package installs like a library: a lean core, the rest in extras, and no package index named anywhere."""
+
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = {"torch", "numpy", "scipy", "matplotlib", "tqdm", "ipywidgets", "scikit-learn"}
@@ -20,25 +22,30 @@ def test_core_dependencies_are_the_lean_set_and_extras_carry_the_rest():
     extras = project["optional-dependencies"]
     assert set(extras) >= {"book", "test", "browser", "cluster", "gpu", "data"}
     assert not CORE & {_name(r) for reqs in extras.values() for r in reqs}
-    lines = [ln.strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()
-             if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln.strip()
+        for ln in (ROOT / "requirements.txt").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     assert lines == ["-e .[" + ",".join(["book", "test", "browser", "cluster", "gpu", "data"]) + "]"]
 
 
 def test_importing_lscnb_and_every_chapter_needs_no_extra():
     """Block every extra's import: lscnb, its chapters' modules and the CLI's help must still load."""
     blocked = ",".join(repr(m) for m in EXTRAS_ONLY)
-    code = ("import sys, importlib.abc\n"
-            "class Block(importlib.abc.MetaPathFinder):\n"
-            f"    def find_spec(self, name, path, target=None):\n"
-            f"        if name.split('.')[0] in ({blocked},):\n"
-            "            raise ImportError('blocked extra: ' + name)\n"
-            "sys.meta_path.insert(0, Block())\n"
-            "import lscnb, lscnb.status\n"
-            "from lscnb.experiments import chapter_module, chapters\n"
-            "for name in chapters(): chapter_module(name)\n"
-            "from lscnb.__main__ import main\n"
-            "print('ok')\n")
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        f"    def find_spec(self, name, path, target=None):\n"
+        f"        if name.split('.')[0] in ({blocked},):\n"
+        "            raise ImportError('blocked extra: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import lscnb, lscnb.status\n"
+        "from lscnb.experiments import chapter_module, chapters\n"
+        "for name in chapters(): chapter_module(name)\n"
+        "from lscnb.__main__ import main\n"
+        "print('ok')\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
 
@@ -47,9 +54,11 @@ def test_no_package_index_is_named_in_the_tree():
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
     if not tracked:
         import pytest
+
         pytest.skip("not a git checkout")
-    pattern = re.compile(r"index-url|pypi\.org|pythonhosted|download\.pytorch\.org|/simple/?\b|--find-links",
-                         re.IGNORECASE)
+    pattern = re.compile(
+        r"index-url|pypi\.org|pythonhosted|download\.pytorch\.org|/simple/?\b|--find-links", re.IGNORECASE
+    )
     offenders = []
     for rel in tracked:
         path = ROOT / rel

@@ -1,4 +1,5 @@
 """Relevancy screening: the linearised propagation model (Thms 4.4.2-4.4.3) and the RelRNN memory."""
+
 import types
 from pathlib import Path
 
@@ -18,7 +19,9 @@ def test_four_patterns_at_k_1000():
     assert theory.sparse_plateau(0.9, 20) == pytest.approx(0.2041, abs=1e-4)
 
 
-@pytest.mark.parametrize("lam,combine", [(0.3, "mean"), (0.6, "mean"), (0.9, "mean"), (0.1, "sum"), (0.3, "sum"), (0.45, "sum")])
+@pytest.mark.parametrize(
+    "lam,combine", [(0.3, "mean"), (0.6, "mean"), (0.9, "mean"), (0.1, "sum"), (0.3, "sum"), (0.45, "sum")]
+)
 def test_uniform_attention_power_law(lam, combine):
     a, b = (400, 4000) if combine == "mean" else (800, 8000)
     g = theory.propagation("uniform", lam, b + 1, combine=combine)
@@ -63,15 +66,36 @@ def test_bad_arguments_name_themselves():
         RelRNN(3, 4, nu=0)
 
 
-SHRINK = dict(seeds=1, width=8, length=20, steps=5, lams=[0.5], T=6, L=2, batch=4, eval_batch=8, grad_T=12,
-              grad_batch=2, transfer=[1, 2], train_tokens=3000, valid_tokens=400, test_tokens=400, bptt=12,
-              embedding=4, n_train=64, n_valid=32, n_test=32, real_only=False)
+SHRINK = dict(
+    seeds=1,
+    width=8,
+    length=20,
+    steps=5,
+    lams=[0.5],
+    T=6,
+    L=2,
+    batch=4,
+    eval_batch=8,
+    grad_T=12,
+    grad_batch=2,
+    transfer=[1, 2],
+    train_tokens=3000,
+    valid_tokens=400,
+    test_tokens=400,
+    bptt=12,
+    embedding=4,
+    n_train=64,
+    n_valid=32,
+    n_test=32,
+    real_only=False,
+)
 
 
 def _shrunk(name: str):
     """The first full-profile run of figure ``name`` with its sizes cut to seconds."""
     from lscnb.experiments import relevancy as ex
     from lscnb.sweep import Run
+
     run = ex.FIGURES[name]("full")[0]
     cfg = {**run.config, **{k: v for k, v in SHRINK.items() if k in run.config}}
     if name == "memory":
@@ -81,6 +105,7 @@ def _shrunk(name: str):
 
 def test_chapter_runs_at_full_configuration_shrunk():
     from lscnb.experiments import relevancy as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     for name in ex.FIGURES:
         run = _shrunk(name)
@@ -88,18 +113,22 @@ def test_chapter_runs_at_full_configuration_shrunk():
     assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
 
 
-DETERMINISTIC = {"propagation": "closed-form recursion, no random draw",
-                 "memory": "byte and state counts, which depend on the sizes only, not on weights or data"}
+DETERMINISTIC = {
+    "propagation": "closed-form recursion, no random draw",
+    "memory": "byte and state counts, which depend on the sizes only, not on weights or data",
+}
 
 
 @pytest.mark.parametrize("name", ["reach", "copy", "denoise", "dense", "screening", "buffer"])
 def test_seed_reaches_every_figure_that_trains_or_samples(name):
     from seedcheck import assert_seed_reaches
+
     assert_seed_reaches(_shrunk(name))
 
 
 def test_every_figure_is_seed_tested_or_deterministic():
     from lscnb.experiments import relevancy as ex
+
     tested = {"reach", "copy", "denoise", "dense", "screening", "buffer"}
     assert tested | set(DETERMINISTIC) == set(ex.FIGURES) and not tested & set(DETERMINISTIC)
 
@@ -127,7 +156,7 @@ def test_empty_slots_are_masked_and_memrnn_attends_everything():
         assert torch.all(a[idx < 0] == 0) and torch.allclose(a.sum(-1), torch.ones(2))
     full = MemRNN(3, 6)
     _, attn = full(torch.randn(1, 9, 3), return_attention=True)
-    assert [i.shape[1] for i, _ in attn] == list(range(1, 10))      # step t attends h_0..h_t
+    assert [i.shape[1] for i, _ in attn] == list(range(1, 10))  # step t attends h_0..h_t
     A = attention_matrix(attn, 9)
     assert torch.allclose(A.sum(1), torch.ones(9)) and torch.all(A.triu(1) == 0) and A[0, 0] == 1
 
@@ -137,9 +166,9 @@ def test_buffer_is_fifo_and_evicted_states_fill_free_slots_first():
     m = RelRNN(2, 4, nu=3, rho=2)
     _, attn = m(torch.randn(1, 8, 2), return_attention=True)
     idx = [i[0].tolist() for i, _ in attn]
-    assert idx[0] == [0, -1, -1]                # step 0: h_0 joins the buffer before the step attends
-    assert idx[2] == [0, 1, 2, -1, -1]          # step 2: buffer h_0..h_2, slots empty
-    assert idx[3] == [1, 2, 3, 0, -1]           # step 3: h_0 evicted into a free slot
+    assert idx[0] == [0, -1, -1]  # step 0: h_0 joins the buffer before the step attends
+    assert idx[2] == [0, 1, 2, -1, -1]  # step 2: buffer h_0..h_2, slots empty
+    assert idx[3] == [1, 2, 3, 0, -1]  # step 3: h_0 evicted into a free slot
     assert idx[4][:3] == [2, 3, 4] and sorted(idx[4][3:]) == [0, 1]
 
 
@@ -161,12 +190,13 @@ def test_relevance_score_is_the_attention_received_in_the_buffer():
     # h_0 is in the buffer at steps 0 and 1; its score is the sum of the two weights it received there
     beta0 = float(attn[0][1][0, 0] + attn[1][1][0, 0])
     beta1 = float(attn[1][1][0, 1] + attn[2][1][0, 0])
-    kept = attn[3][0][0, -1].item()               # after h_1 is evicted (step 3), the slot holds the larger
+    kept = attn[3][0][0, -1].item()  # after h_1 is evicted (step 3), the slot holds the larger
     assert kept == (0 if beta0 >= beta1 else 1)
 
 
 def test_bad_model_kind_and_task_name_themselves():
     from lscnb.experiments import relevancy as ex
+
     with pytest.raises(ValueError, match="kind"):
         Tagger("GRU", 3, 4, 2)
     with pytest.raises(ValueError, match="cell"):
@@ -181,12 +211,27 @@ def test_bad_model_kind_and_task_name_themselves():
 @pytest.mark.parametrize("task,kind", [("pmnist", "RelRNN"), ("ptb", "RelLSTM"), ("ptb", "orthRNN")])
 def test_dense_runs_report_test_scores_at_the_best_validation_step(task, kind):
     from lscnb.experiments import relevancy as ex
+
     ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
     run = [r for r in ex.dense_runs("full") if r.config["task"] == task and r.config["model"] == kind][0]
-    assert run.config["lr"] == ex.DENSE_SIZES["full"][task]["lr"][kind]     # the thesis's rate, per model
-    cfg = {**run.config, "steps": 4, "eval_every": 2, "width": 8, "batch": 4, "real_only": False,
-           "train_tokens": 3000, "valid_tokens": 300, "test_tokens": 300, "bptt": 10, "embedding": 4,
-           "n_train": 40, "n_valid": 20, "n_test": 20, "pool": 7}
+    assert run.config["lr"] == ex.DENSE_SIZES["full"][task]["lr"][kind]  # the thesis's rate, per model
+    cfg = {
+        **run.config,
+        "steps": 4,
+        "eval_every": 2,
+        "width": 8,
+        "batch": 4,
+        "real_only": False,
+        "train_tokens": 3000,
+        "valid_tokens": 300,
+        "test_tokens": 300,
+        "bptt": 10,
+        "embedding": 4,
+        "n_train": 40,
+        "n_valid": 20,
+        "n_test": 20,
+        "pool": 7,
+    }
     out = ex.dense_run(cfg, ctx)
     assert list(out["eval_step"]) == [2, 4] and not out["diverged"]
     best = int(np.argwhere(out["eval_step"] == out["best_step"])[0, 0])
@@ -201,8 +246,11 @@ def test_dense_runs_report_test_scores_at_the_best_validation_step(task, kind):
 def test_dense_table_puts_ours_beside_the_thesis():
     from lscnb.experiments import relevancy as ex
     from lscnb.results import Result
-    col = [Result("k", {"task": "ptb", "model": "RelRNN"}, {"test_bpc": 1.53, "test_acc": 0.6}),
-           Result("k", {"task": "pmnist", "model": "RelRNN"}, {"test_acc": 0.9})]
+
+    col = [
+        Result("k", {"task": "ptb", "model": "RelRNN"}, {"test_bpc": 1.53, "test_acc": 0.6}),
+        Result("k", {"task": "pmnist", "model": "RelRNN"}, {"test_acc": 0.9}),
+    ]
     rows = {r["model"]: r for r in ex.dense_rows(col)}
     assert list(rows) == [{"orth-RNN": "orthRNN"}.get(m, m) for m, *_ in ex.TABLE_4_3]
     r = rows["RelRNN"]
@@ -213,9 +261,10 @@ def test_dense_table_puts_ours_beside_the_thesis():
 
 def test_block_mean_and_bad_task():
     from lscnb.experiments import relevancy as ex
+
     A = np.arange(16.0).reshape(4, 4)
     assert ex.block_mean(A, 4) is not None and np.array_equal(ex.block_mean(A, 4), A)
-    assert ex.block_mean(A, 2).tolist() == [[5.0, 9.0], [21.0, 25.0]]     # rows averaged, columns summed
+    assert ex.block_mean(A, 2).tolist() == [[5.0, 9.0], [21.0, 25.0]]  # rows averaged, columns summed
     P = np.tril(np.ones((9, 9)))
     P /= P.sum(1, keepdims=True)
     assert np.allclose(ex.block_mean(P, 3).sum(1), 1)
@@ -232,7 +281,7 @@ def test_screening_keeps_the_events_iff_rho_covers_them():
     assert all(len(g[r]["stored"]) <= r and g[r]["attended"].max() <= 6 + r for r in g)
     assert set(events) <= set(g[8]["stored"]) and len(set(events) & set(g[2]["stored"])) == 2
     assert g[2]["grad"][events].min() < 1e-8 < 0.1 < g[8]["grad"][events].min()
-    assert 0.5 < g[8]["grad"][-1] < 1                  # L = s_{T-1} = (h_{T-1} + c)/2, c attends h_{T-1} too
+    assert 0.5 < g[8]["grad"][-1] < 1  # L = s_{T-1} = (h_{T-1} + c)/2, c attends h_{T-1} too
     # a buffer of one and no long-term set: s_u = (h_u + h_u)/2 = h_u, the plain recurrence, lam^k back from the end
     plain = theory.screened_gradients(50, [], nu=1, rho=0, lam=0.8, boost=0.0)["grad"]
     assert np.allclose(plain, 0.8 ** np.arange(49, -1, -1), rtol=1e-12)
@@ -247,7 +296,7 @@ def test_screening_gradients_match_autograd():
     for u in range(T):
         h = (lam * s if s is not None else torch.tensor(1.0, dtype=torch.float64)) + delta[u]
         hs.append(h)
-        buf.append(u)                 # the code's order: h_u joins the buffer, the oldest leaves, then attend
+        buf.append(u)  # the code's order: h_u joins the buffer, the oldest leaves, then attend
         score[u] = 0.0
         if len(buf) > nu:
             old = buf.pop(0)
@@ -283,7 +332,7 @@ def _golden(name: str, model) -> tuple:
         model.Ua.weight.copy_(t["Ua.weight"])
         model.va.copy_(t["v"][0])
         if model.cell == "lstm":
-            n, gates = model.n, ("Wi", "Wf", "Wg", "Wo")   # lscnb's gate order i, f, g, o; the code's input [s, x]
+            n, gates = model.n, ("Wi", "Wf", "Wg", "Wo")  # lscnb's gate order i, f, g, o; the code's input [s, x]
             model.lstm.weight_hh.copy_(torch.cat([t[f"{g}.weight"][:, :n] for g in gates]))
             model.lstm.weight_ih.copy_(torch.cat([t[f"{g}.weight"][:, n:] for g in gates]))
             model.lstm.bias_ih.copy_(torch.cat([t[f"{g}.bias"] for g in gates]))
@@ -297,9 +346,10 @@ def _golden(name: str, model) -> tuple:
     if model.cell == "lstm":
         lstm, n = model.lstm, model.n
         rows = [slice(k * n, (k + 1) * n) for k in range(4)]
-        grads = {f"{g}.weight": torch.cat([lstm.weight_hh.grad[r], lstm.weight_ih.grad[r]], 1)
-                 for g, r in zip(gates, rows)}
-        grads.update({f"{g}.bias": lstm.bias_ih.grad[k * n:(k + 1) * n] for k, g in enumerate(gates)})
+        grads = {
+            f"{g}.weight": torch.cat([lstm.weight_hh.grad[r], lstm.weight_ih.grad[r]], 1) for g, r in zip(gates, rows)
+        }
+        grads.update({f"{g}.bias": lstm.bias_ih.grad[k * n : (k + 1) * n] for k, g in enumerate(gates)})
     else:
         grads = {"U.weight": model.U.weight.grad, "U.bias": model.U.bias.grad, "V.weight": model.V.weight.grad}
     grads.update({"Va.weight": model.Wa.weight.grad, "Ua.weight": model.Ua.weight.grad, "v": model.va.grad[None]})
@@ -318,9 +368,12 @@ def test_models_match_the_authors_code(name):
     (and the oldest state leaves it) before the step attends; the readout is h_t."""
     d0 = np.load(GOLDEN / f"relevancy_{name}.npz")
     nu, rho = int(d0["nu"]), int(d0["rho"])
-    model = {"relrnn": lambda: RelRNN(3, 4, nu=nu, rho=rho), "memrnn": lambda: MemRNN(3, 4),
-             "rellstm": lambda: RelRNN(3, 4, nu=nu, rho=rho, cell="lstm")}[name]()
+    model = {
+        "relrnn": lambda: RelRNN(3, 4, nu=nu, rho=rho),
+        "memrnn": lambda: MemRNN(3, 4),
+        "rellstm": lambda: RelRNN(3, 4, nu=nu, rho=rho, cell="lstm"),
+    }[name]()
     h_err, g_err, d = _golden(name, model)
     assert h_err < 1e-10 and g_err < 1e-10, (h_err, g_err)
-    if name != "memrnn":      # the code's slots were replaced: the test covers the streaming top-rho
+    if name != "memrnn":  # the code's slots were replaced: the test covers the streaming top-rho
         assert len(np.unique(d["long_ids"][:, :, 1])) > 2

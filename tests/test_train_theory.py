@@ -24,8 +24,16 @@ def _batch(k):
 
 
 def test_fit_learns_and_records():
-    hist = fit(_model(), _batch, _mse, steps=60, lr=1e-2, progress=False,
-               eval_fn=lambda m: {"mse": _mse(m, *adding_problem(200, 10, seed=99))}, eval_every=20)
+    hist = fit(
+        _model(),
+        _batch,
+        _mse,
+        steps=60,
+        lr=1e-2,
+        progress=False,
+        eval_fn=lambda m: {"mse": _mse(m, *adding_problem(200, 10, seed=99))},
+        eval_every=20,
+    )
     assert len(hist.loss) == 60 and not hist.diverged
     assert [e["step"] for e in hist.evals] == [20, 40, 60]
     assert np.mean(hist.loss[-10:]) < np.mean(hist.loss[:10])
@@ -49,8 +57,17 @@ def test_checkpoint_resume_gives_identical_run(tmp_path):
             raise Stop
 
     with pytest.raises(Stop):
-        fit(_model(), _batch, _mse, steps=40, lr=1e-2, progress=False, checkpoint=ckpt, checkpoint_every=10,
-            after_step=stop_at_25)
+        fit(
+            _model(),
+            _batch,
+            _mse,
+            steps=40,
+            lr=1e-2,
+            progress=False,
+            checkpoint=ckpt,
+            checkpoint_every=10,
+            after_step=stop_at_25,
+        )
     assert ckpt.exists()
     resumed = fit(_model(), _batch, _mse, steps=40, lr=1e-2, progress=False, checkpoint=ckpt, checkpoint_every=10)
     assert resumed.step == list(range(40))
@@ -59,6 +76,7 @@ def test_checkpoint_resume_gives_identical_run(tmp_path):
 
 def test_resume_restores_the_generator_batches_are_drawn_from(tmp_path):
     """A batch_fn drawing from its own generator: a killed run resumes onto the batches it would have seen."""
+
     class Stop(Exception):
         pass
 
@@ -71,8 +89,19 @@ def test_resume_restores_the_generator_batches_are_drawn_from(tmp_path):
         def after(model, k):
             if k == stop:
                 raise Stop
-        return fit(_model(), batch, _mse, steps=30, lr=1e-2, progress=False, checkpoint=ckpt, checkpoint_every=10,
-                   after_step=after, generators=(gen,))
+
+        return fit(
+            _model(),
+            batch,
+            _mse,
+            steps=30,
+            lr=1e-2,
+            progress=False,
+            checkpoint=ckpt,
+            checkpoint_every=10,
+            after_step=after,
+            generators=(gen,),
+        )
 
     straight = run()
     ckpt = tmp_path / "gen.ckpt"
@@ -85,11 +114,18 @@ def test_resume_restores_the_generator_batches_are_drawn_from(tmp_path):
 def test_fit_moves_model_and_batches_to_device():
     """``device=``: the model and every batch go there (the meta device: no data, but placement is checked)."""
     from lscnb.train import to_device
+
     moved = to_device({"x": torch.ones(2), "pair": (torch.zeros(1), 3)}, "meta")
     assert moved["x"].device.type == "meta" and moved["pair"][0].device.type == "meta" and moved["pair"][1] == 3
     seen = []
-    hist = fit(_model(), _batch, lambda m, x, y: seen.append((x.device, next(m.parameters()).device)) or _mse(m, x, y),
-               steps=3, progress=False, device="cpu")
+    hist = fit(
+        _model(),
+        _batch,
+        lambda m, x, y: seen.append((x.device, next(m.parameters()).device)) or _mse(m, x, y),
+        steps=3,
+        progress=False,
+        device="cpu",
+    )
     assert len(hist.loss) == 3 and seen == [(torch.device("cpu"), torch.device("cpu"))] * 3
 
 
@@ -103,8 +139,8 @@ def test_fit_bad_arguments():
 
 
 def test_gaussian_expectations():
-    assert abs(gaussian.expect(lambda x: x ** 2, 2.0) - 2.0) < 1e-12
-    assert abs(gaussian.expect(lambda x: x ** 4, 1.0, 1.0) - 10.0) < 1e-10  # E(1+z)^4 = 1 + 6 + 3
+    assert abs(gaussian.expect(lambda x: x**2, 2.0) - 2.0) < 1e-12
+    assert abs(gaussian.expect(lambda x: x**4, 1.0, 1.0) - 10.0) < 1e-10  # E(1+z)^4 = 1 + 6 + 3
     assert abs(gaussian.expect(np.cos, 1.0) - math.exp(-0.5)) < 1e-12
     with pytest.raises(ValueError, match="var"):
         gaussian.expect(np.cos, -1.0)

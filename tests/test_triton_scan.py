@@ -1,4 +1,6 @@
-"""The Triton scan against the sequential reference: on a GPU compiled, on the CPU its own code in Triton's interpreter."""
+"""The Triton scan against the sequential reference: on a GPU compiled, on the CPU its own code in Triton's
+interpreter."""
+
 import pytest
 import torch
 
@@ -48,19 +50,23 @@ def test_broadcast_decay_and_dim():
     got = linear_scan(a, b, dim=0, backend="triton")
     ref = scan_sequential(a, b, dim=0)
     torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(torch.autograd.grad(got.sum(), a)[0], torch.autograd.grad(ref.sum(), a)[0],
-                               rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        torch.autograd.grad(got.sum(), a)[0], torch.autograd.grad(ref.sum(), a)[0], rtol=1e-4, atol=1e-4
+    )
 
 
 def test_half_precision_runs_in_float32():
     a, b, _ = _inputs(torch.float32, T=20)
     got = linear_scan(a.bfloat16(), b.bfloat16(), backend="triton")
     assert got.dtype == torch.bfloat16
-    torch.testing.assert_close(got.float(), scan_sequential(a.bfloat16().float(), b.bfloat16().float()), rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(
+        got.float(), scan_sequential(a.bfloat16().float(), b.bfloat16().float()), rtol=2e-2, atol=2e-2
+    )
 
 
 def test_auto_backend_and_usable_backends():
     from lscnb.kernels import usable_backends
+
     assert "triton" in usable_backends(DEVICE)
     a, b, _ = _inputs(torch.float32, T=10)
     torch.testing.assert_close(linear_scan(a, b), scan_sequential(a, b), rtol=1e-5, atol=1e-5)

@@ -5,6 +5,7 @@ The data are not in the offline shared folder. :func:`load_cifar10` reads the py
 torchvision into the cache when a network is there, else raises ``FileNotFoundError``: there is no fallback,
 so no figure can silently stand on other data.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -37,6 +38,7 @@ def _from_files(split: str) -> ImageSet | None:
 def _download() -> bool:
     try:
         from torchvision.datasets import CIFAR10
+
         CIFAR10(str(files.cache_dir()), train=True, download=True)  # unpacks cifar-10-batches-py/ in the cache
         return True
     except Exception:  # noqa: BLE001 - torchvision absent or no network
@@ -50,8 +52,11 @@ def load_cifar10(split: str = "train", *, download: bool = True) -> ImageSet:
     if found is None and download and _download():
         found = _from_files(split)
     if found is None:
-        raise FileNotFoundError("CIFAR-10 not found (cifar-10-batches-py/ in " + ", ".join(map(str, files.data_roots()))
-                                + ") and could not be downloaded: it needs a network once")
+        raise FileNotFoundError(
+            "CIFAR-10 not found (cifar-10-batches-py/ in "
+            + ", ".join(map(str, files.data_roots()))
+            + ") and could not be downloaded: it needs a network once"
+        )
     return found
 
 

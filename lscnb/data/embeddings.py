@@ -12,6 +12,7 @@ App. D.3 then applies to it exactly. :func:`bert_wikipedia` is the real pipeline
 ``transformers`` and ``datasets`` packages; :func:`autocorrelation` and :func:`fit_two_component` measure Fig. 12's
 quantities on either.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,9 @@ PAPER_FIRST_ORDER = 0.376
 """The paper's first-order fit, ``R_x(D) ~= 0.376 delta_{D,0}``."""
 
 
-def ar1(batch: int, length: int, features: int, rho: float, *, generator: torch.Generator | None = None,
-        dtype=torch.float32) -> torch.Tensor:
+def ar1(
+    batch: int, length: int, features: int, rho: float, *, generator: torch.Generator | None = None, dtype=torch.float32
+) -> torch.Tensor:
     """Unit-variance AR(1) chains ``z_t = rho z_{t-1} + sqrt(1 - rho^2) eps_t`` (batch, length, features), with
     ``z_0 ~ N(0, 1)`` (stationary), so ``E z_t z_{t+D} = rho^|D|``."""
     batch, length = checks.positive_int(batch, "batch"), checks.positive_int(length, "length")
@@ -37,14 +39,22 @@ def ar1(batch: int, length: int, features: int, rho: float, *, generator: torch.
     if not 0 <= rho <= 1:
         raise ValueError(f"rho must lie in [0, 1], got {rho}")
     eps = torch.randn(batch, length, features, generator=generator, dtype=torch.float64)
-    drive = math.sqrt(1 - rho ** 2) * eps
+    drive = math.sqrt(1 - rho**2) * eps
     drive[:, 0] = eps[:, 0]
     return linear_scan(torch.tensor(rho, dtype=torch.float64), drive, dim=1).to(dtype)
 
 
-def bert_like(batch: int, length: int, features: int, *, white: float = PAPER_AUTOCORRELATION["white"],
-              slow: float = PAPER_AUTOCORRELATION["slow"], rho: float = PAPER_AUTOCORRELATION["rho"],
-              generator: torch.Generator | None = None, dtype=torch.float32) -> torch.Tensor:
+def bert_like(
+    batch: int,
+    length: int,
+    features: int,
+    *,
+    white: float = PAPER_AUTOCORRELATION["white"],
+    slow: float = PAPER_AUTOCORRELATION["slow"],
+    rho: float = PAPER_AUTOCORRELATION["rho"],
+    generator: torch.Generator | None = None,
+    dtype=torch.float32,
+) -> torch.Tensor:
     """Gaussian inputs (batch, length, features) with ``R_x(D) = white delta_{D,0} + slow rho^|D|`` per feature:
     the paper's fit of BERT embeddings of Wikipedia (defaults), the offline stand-in for :func:`bert_wikipedia`."""
     white = checks.positive_float(white, "white", allow_zero=True)
@@ -61,7 +71,7 @@ def autocorrelation(x: torch.Tensor, max_lag: int) -> np.ndarray:
     max_lag = checks.positive_int(max_lag, "max_lag", allow_zero=True)
     if max_lag >= x.shape[1]:
         raise ValueError(f"max_lag must be below the sequence length {x.shape[1]}, got {max_lag}")
-    return np.array([float((x[:, D:] * x[:, :x.shape[1] - D]).mean()) for D in range(max_lag + 1)])
+    return np.array([float((x[:, D:] * x[:, : x.shape[1] - D]).mean()) for D in range(max_lag + 1)])
 
 
 def fit_two_component(R, lags: slice = slice(1, None)) -> dict:
@@ -79,8 +89,9 @@ def fit_two_component(R, lags: slice = slice(1, None)) -> dict:
     return {"white": float(R[0] - slow), "slow": slow, "rho": rho}
 
 
-def bert_wikipedia(articles: int = 128, length: int = 512, *, model: str = "bert-base-uncased",
-                   config: str = "20220301.en") -> torch.Tensor:
+def bert_wikipedia(
+    articles: int = 128, length: int = 512, *, model: str = "bert-base-uncased", config: str = "20220301.en"
+) -> torch.Tensor:
     """The paper's real inputs (App. D.1): the first ``articles`` Wikipedia articles (Hugging Face ``wikipedia``,
     ``config``), tokenised with padding/truncation to ``length`` tokens and embedded by ``model``'s embedding layer
     (``hidden_states[0]``): a float32 tensor (articles, length, 768). Needs ``transformers``, ``datasets`` and a
@@ -90,8 +101,10 @@ def bert_wikipedia(articles: int = 128, length: int = 512, *, model: str = "bert
         import datasets
         import transformers
     except ImportError as err:
-        raise RuntimeError("bert_wikipedia needs the transformers and datasets packages and a network "
-                           "(pip install transformers datasets); offline, use bert_like") from err
+        raise RuntimeError(
+            "bert_wikipedia needs the transformers and datasets packages and a network "
+            "(pip install transformers datasets); offline, use bert_like"
+        ) from err
     texts = datasets.load_dataset("wikipedia", config, split=f"train[:{articles}]")["text"]
     tokenizer = transformers.AutoTokenizer.from_pretrained(model)
     encoder = transformers.AutoModel.from_pretrained(model)

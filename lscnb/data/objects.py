@@ -3,6 +3,7 @@
 Looked for on the shared data path (``esbn_objects/{0..99}.png``: 32x32 grey line drawings on white, Apache-2.0,
 see ``../shared/data/README.md``); offline without them, 100 distinct glyphs are rendered instead (random
 strokes on a 32x32 canvas, fixed seed) and ``.source`` says so."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,7 +27,9 @@ def _rendered(n: int = 100, seed: int = 0) -> torch.Tensor:
     for i in range(n):
         for _ in range(3):
             (x0, y0), (x1, y1) = rng.uniform(4, 28, size=(2, 2))
-            t = np.clip(((xx - x0) * (x1 - x0) + (yy - y0) * (y1 - y0)) / ((x1 - x0) ** 2 + (y1 - y0) ** 2 + 1e-9), 0, 1)
+            t = np.clip(
+                ((xx - x0) * (x1 - x0) + (yy - y0) * (y1 - y0)) / ((x1 - x0) ** 2 + (y1 - y0) ** 2 + 1e-9), 0, 1
+            )
             dist = np.hypot(xx - (x0 + t * (x1 - x0)), yy - (y0 + t * (y1 - y0)))
             out[i] = np.minimum(out[i], np.clip(dist - 0.8, 0, 1))
     return torch.from_numpy(out)
@@ -37,8 +40,10 @@ def load_objects(*, fallback: bool = True) -> Objects:
     first = files.find("esbn_objects/0.png")
     if first is not None:
         from PIL import Image
-        imgs = [np.asarray(Image.open(first.parent / f"{i}.png").convert("L"), dtype=np.float32) / 255.0
-                for i in range(100)]
+
+        imgs = [
+            np.asarray(Image.open(first.parent / f"{i}.png").convert("L"), dtype=np.float32) / 255.0 for i in range(100)
+        ]
         return Objects(torch.from_numpy(np.stack(imgs)), f"ESBN object images ({first.parent})")
     if not fallback:
         raise FileNotFoundError("esbn_objects/ not found in " + ", ".join(map(str, files.data_roots())))
@@ -56,10 +61,11 @@ def resized(images: torch.Tensor, sizes=(12, 20, 28)) -> torch.Tensor:
     for s in sizes:
         if not 1 <= int(s) <= 32:
             raise ValueError(f"sizes must lie in 1..32, got {s}")
-        small = F.interpolate(images[:, None].float(), size=(int(s), int(s)), mode="bilinear", antialias=True,
-                              align_corners=False)[:, 0]
+        small = F.interpolate(
+            images[:, None].float(), size=(int(s), int(s)), mode="bilinear", antialias=True, align_corners=False
+        )[:, 0]
         canvas = torch.ones(images.shape[0], 32, 32)
         o = (32 - int(s)) // 2
-        canvas[:, o:o + int(s), o:o + int(s)] = small
+        canvas[:, o : o + int(s), o : o + int(s)] = small
         out.append(canvas)
     return torch.cat(out)

@@ -4,6 +4,7 @@ The theory wants zero-mean inputs of unit second moment, so the digits are stand
 set (constant pixels become 0) and rescaled to mean square 1; the noise steps are N(0, I), redrawn for every
 batch so that the network cannot memorise them.
 """
+
 from __future__ import annotations
 
 import torch
@@ -44,7 +45,8 @@ def padded_sequences(x: torch.Tensor, length: int, *, generator: torch.Generator
 
 def replicated_pixels(x: torch.Tensor, repeat: int, dim: int) -> torch.Tensor:
     """Unrolled digits with every pixel repeated (Sec. 5.3, Fig. 3 bottom): the flat pixels of ``x`` (B, P), each
-    repeated ``repeat`` times in place (``np.repeat``), then cut into steps of ``dim`` values: (B, P*repeat/dim, dim)."""
+    repeated ``repeat`` times in place (``np.repeat``), then cut into steps of ``dim`` values: (B, P*repeat/dim,
+    dim)."""
     checks.tensor(x, "x", ndim=2)
     repeat, dim = checks.positive_int(repeat, "repeat"), checks.positive_int(dim, "dim")
     total = x.shape[1] * repeat
@@ -53,8 +55,9 @@ def replicated_pixels(x: torch.Tensor, repeat: int, dim: int) -> torch.Tensor:
     return x.repeat_interleave(repeat, dim=1).reshape(x.shape[0], total // dim, dim)
 
 
-def concatenated_digits(x: torch.Tensor, y: torch.Tensor, n: int, count: int, *,
-                        generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def concatenated_digits(
+    x: torch.Tensor, y: torch.Tensor, n: int, count: int, *, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``count`` sequences of ``n`` digits drawn from the 0s and 1s of ``x`` (B, P) with labels ``y`` (Sec. 5.3,
     Fig. 3 top): flat pixels concatenated (count, n*P), labelled by the digits read as a binary number, so the
     label is the tuple of the digits' labels (``2**n`` classes; the paper's "product of the labels")."""

@@ -6,6 +6,7 @@ each line end into ``<eos>`` with numpy, instead of splitting five million token
 (sorted as strings, 50 symbols) and ids equal those of :func:`lscnb.data.text.load_ptb` (unit test). Without
 the files it returns whatever ``load_ptb("char")`` returns (a download, or the offline stand-in, which says so).
 """
+
 from __future__ import annotations
 
 import functools

@@ -3,6 +3,7 @@
 Every generator draws object indices from a set of allowed shapes (the train or test shapes of a held-out
 split) and returns ``(seq (B, T) long, label (B,) long)``. ``split(m)`` holds out ``m`` of the 100 shapes.
 """
+
 from __future__ import annotations
 
 import torch
@@ -49,7 +50,10 @@ def rmts(shapes, batch: int, g=None):
     match = torch.where(same[:, None], torch.stack([B, B], 1), torch.stack([C, C], 1))
     other = torch.where(same[:, None], torch.stack([C, D], 1), torch.stack([D, E], 1))
     # "different" trials: the matching target is a different pair; "same" trials: a same pair
-    match, other = torch.where(same[:, None], match, torch.stack([D, E], 1)), torch.where(same[:, None], other, torch.stack([C, C], 1))
+    match, other = (
+        torch.where(same[:, None], match, torch.stack([D, E], 1)),
+        torch.where(same[:, None], other, torch.stack([C, C], 1)),
+    )
     label = torch.randint(2, (batch,), generator=g)
     first = torch.where(label[:, None] == 0, match, other)
     second = torch.where(label[:, None] == 0, other, match)
@@ -76,8 +80,14 @@ def identity_rules(shapes, batch: int, g=None):
     o = _distinct(shapes, batch, 4, g)
     pattern = torch.arange(batch) % 3  # 0: AAA, 1: ABA, 2: ABB
     o0, o1, o2, o3 = o.unbind(1)
-    row1 = torch.stack([torch.where(pattern == 0, o0, o0), torch.where(pattern == 0, o0, o1),
-                        torch.where(pattern == 1, o0, torch.where(pattern == 0, o0, o1))], 1)
+    row1 = torch.stack(
+        [
+            torch.where(pattern == 0, o0, o0),
+            torch.where(pattern == 0, o0, o1),
+            torch.where(pattern == 1, o0, torch.where(pattern == 0, o0, o1)),
+        ],
+        1,
+    )
     row2 = torch.stack([torch.where(pattern == 0, o1, o2), torch.where(pattern == 0, o1, o3)], 1)
     answer = torch.where(pattern == 0, o1, torch.where(pattern == 1, o2, o3))
     opts_perm = _perms(batch, 4, g)
@@ -95,12 +105,16 @@ def comparison(shapes, batch: int, g=None, rank: torch.Tensor | None = None):
     return o, (rank[o[:, 0]] > rank[o[:, 1]]).long()
 
 
-TASKS = {"same_different": (same_different, 2, 2), "rmts": (rmts, 6, 2), "dist3": (distribution_of_3, 9, 4),
-         "identity_rules": (identity_rules, 9, 4)}
+TASKS = {
+    "same_different": (same_different, 2, 2),
+    "rmts": (rmts, 6, 2),
+    "dist3": (distribution_of_3, 9, 4),
+    "identity_rules": (identity_rules, 9, 4),
+}
 """name -> (generator, sequence length T, number of classes)."""
 
 
-# --------------------------------------------------------------------------------------------- unseen relations (§5.4.3)
+# -------------------------------------------------------------------------------------------- unseen relations (§5.4.3)
 def _fill(objs: torch.Tensor, codes: list, which: torch.Tensor) -> torch.Tensor:
     """Rows ``codes[which[b]]`` (letter patterns such as ``"aaba"``) filled with ``objs[b]``: letter ``a`` is
     ``objs[b, 0]``, ``b`` is ``objs[b, 1]`` and so on."""
@@ -115,12 +129,16 @@ def _shuffled(o: torch.Tensor, answer: torch.Tensor, g):
     return options, (options == answer[:, None]).float().argmax(1)
 
 
-SAME_DIFF6 = {"train": {"same": [("aaa", "aaa"), ("abb", "abb"), ("aba", "aba")],
-                        "different": [("aaa", "baa"), ("baa", "aaa"), ("baa", "aba"), ("aba", "baa"), ("aba", "aaa"),
-                                      ("aaa", "aba")]},
-              "test": {"same": [("aab", "aab")],
-                       "different": [("aaa", "aab"), ("aab", "aaa"), ("aab", "baa"), ("baa", "aab"), ("aab", "aba"),
-                                     ("aba", "aab")]}}
+SAME_DIFF6 = {
+    "train": {
+        "same": [("aaa", "aaa"), ("abb", "abb"), ("aba", "aba")],
+        "different": [("aaa", "baa"), ("baa", "aaa"), ("baa", "aba"), ("aba", "baa"), ("aba", "aaa"), ("aaa", "aba")],
+    },
+    "test": {
+        "same": [("aab", "aab")],
+        "different": [("aaa", "aab"), ("aab", "aaa"), ("aab", "baa"), ("baa", "aab"), ("aab", "aba"), ("aba", "aab")],
+    },
+}
 RMTS3 = {"train": ["aaa", "aba", "abb"], "test": ["aab", "abc"]}
 IDENTITY4 = {"train": ["aaaa", "abaa", "aaba", "baaa", "abba", "abab", "aabb"], "test": ["abca", "baca", "bcaa"]}
 IDENTITY4_MISSING = {"train": ["aaaa", "aaba", "baaa", "abba", "aabb"], "test": IDENTITY4["test"]}
@@ -138,8 +156,11 @@ def same_different6(shapes, batch: int, g=None, phase: str = "train"):
     label = torch.arange(batch) % 2
     same, diff = pats["same"], pats["different"]
     pairs = same + diff
-    pick = torch.where(label == 0, torch.randint(len(same), (batch,), generator=g),
-                       len(same) + torch.randint(len(diff), (batch,), generator=g))
+    pick = torch.where(
+        label == 0,
+        torch.randint(len(same), (batch,), generator=g),
+        len(same) + torch.randint(len(diff), (batch,), generator=g),
+    )
     return torch.cat([_fill(o, [p[0] for p in pairs], pick), _fill(o, [p[1] for p in pairs], pick)], 1), label
 
 
@@ -152,7 +173,7 @@ def rmts3(shapes, batch: int, g=None, phase: str = "train"):
     o = _distinct(shapes, batch, 3 * k, g)
     src = torch.randint(len(pats), (batch,), generator=g)
     other = (src + 1 + torch.randint(len(pats) - 1, (batch,), generator=g)) % len(pats)
-    source, match, distract = (_fill(o[:, i * k:(i + 1) * k], pats, w) for i, w in enumerate((src, src, other)))
+    source, match, distract = (_fill(o[:, i * k : (i + 1) * k], pats, w) for i, w in enumerate((src, src, other)))
     label = torch.randint(2, (batch,), generator=g)
     first = torch.where(label[:, None] == 0, match, distract)
     second = torch.where(label[:, None] == 0, distract, match)
@@ -171,8 +192,12 @@ def identity_rules4(shapes, batch: int, g=None, phase: str = "train", missing: b
     return torch.cat([row1, row2[:, :3], options], 1), label
 
 
-UNSEEN = {"rmts3": (rmts3, 9, 2), "same_diff6": (same_different6, 6, 2), "identity_rules4": (identity_rules4, 13, 6),
-          "identity_rules4_missing": (lambda *a, **k: identity_rules4(*a, missing=True, **k), 13, 6)}
+UNSEEN = {
+    "rmts3": (rmts3, 9, 2),
+    "same_diff6": (same_different6, 6, 2),
+    "identity_rules4": (identity_rules4, 13, 6),
+    "identity_rules4_missing": (lambda *a, **k: identity_rules4(*a, missing=True, **k), 13, 6),
+}
 """Unseen-relation tasks (Fig. 5.5): name -> (generator taking ``phase``, T, classes)."""
 
 
@@ -207,7 +232,7 @@ def distribution_of_n(shapes, batch: int, g=None, phase: str | None = None, n: i
         perm = torch.cat([_perms(batch, n - 3, g), n - 3 + _perms(batch, 3, g)], 1)
     elif phase == "test":
         bad = _keeps_head(perm, n)
-        while bad.any():                                   # rejection: 1 in C(n, 3) permutations keeps the head
+        while bad.any():  # rejection: 1 in C(n, 3) permutations keeps the head
             perm[bad] = _perms(int(bad.sum()), n, g)
             bad = _keeps_head(perm, n)
     row1 = o[:, :n]
@@ -226,7 +251,7 @@ APPENDIX_UNSEEN = {
 permutation in both phases; ``dist10_restricted`` trains and tests on disjoint sets of permutations."""
 
 
-# --------------------------------------------------------------------------------------------- spurious features (§5.4.3)
+# ------------------------------------------------------------------------------------------- spurious features (§5.4.3)
 def colours(n: int = 100, seed: int = 0) -> torch.Tensor:
     """``n`` RGB colours in [0, 1]^3, as the authors' code draws them (``RandomState(0).uniform(size=(n, 3))``)."""
     import numpy as np
@@ -249,9 +274,11 @@ def coloured(fn, n_colours: int = 100, n_shapes: int = 100):
 
 
 def separated(fn, n_colours: int = 100, n_shapes: int = 100):
-    """The task ``fn`` with shape and colour given as separate objects (thesis App. C.6, Fig. C.4): each shape is followed
+    """The task ``fn`` with shape and colour given as separate objects (thesis App. C.6, Fig. C.4): each shape is
+    followed
     by a colour drawn uniformly (with replacement) from ``n_colours``, independently of the label, so a sequence of
-    ``T`` shapes becomes ``shape, colour, shape, colour, ...`` (``2T`` objects). Colour ``c`` is object ``n_shapes + c``;
+    ``T`` shapes becomes ``shape, colour, shape, colour, ...`` (``2T`` objects). Colour ``c`` is object ``n_shapes +
+    c``;
     the label depends on the shapes only."""
     checks.positive_int(n_colours, "n_colours")
     checks.positive_int(n_shapes, "n_shapes")
@@ -270,8 +297,11 @@ SEPARATED = {"same_different_sep": (separated(same_different), 4, 2)}
 
 
 # --------------------------------------------------------------------------------------------- sizes (ch. 7)
-SIZE_PAIRS = {"comparison": [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0)],
-              "transitive_train": [(1, 2), (2, 1), (0, 1), (1, 0)], "transitive_test": [(0, 2), (2, 0)]}
+SIZE_PAIRS = {
+    "comparison": [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0)],
+    "transitive_train": [(1, 2), (2, 1), (0, 1), (1, 0)],
+    "transitive_test": [(0, 2), (2, 0)],
+}
 """Size-index pairs (0 small, 1 medium, 2 large) of the comparison tasks (Fig. 7.2): transitive comparison trains on
 (M, L), (L, M), (S, M), (M, S) and tests on (S, L), (L, S)."""
 

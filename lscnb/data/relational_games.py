@@ -18,10 +18,11 @@ object (``C`` colours); :func:`patches` gives the (V, 3, 12, 12) patch images an
 generator takes the allowed mask ids (``catalogue().train`` or a test family), a batch size and a
 ``torch.Generator`` and returns ``(seq, label)``, fully vectorised.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from itertools import combinations
 
 import torch
@@ -51,7 +52,7 @@ def _rotations(cells) -> list[tuple]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def polyominoes(n: int) -> list[tuple]:
     """Free polyominoes of ``n`` unit squares up to rotation (mirror images count as different shapes), each in
     its canonical form; grown square by square from the monomino."""
@@ -74,7 +75,7 @@ def _mask(cells) -> torch.Tensor:
     top, left = (CELL - UNIT * h) // 2, (CELL - UNIT * w) // 2
     m = torch.zeros(CELL, CELL, dtype=torch.bool)
     for r, c in cells:
-        m[top + UNIT * r:top + UNIT * (r + 1), left + UNIT * c:left + UNIT * (c + 1)] = True
+        m[top + UNIT * r : top + UNIT * (r + 1), left + UNIT * c : left + UNIT * (c + 1)] = True
     return m
 
 
@@ -110,7 +111,7 @@ class Catalogue:
         return {"hexominoes": self.hexominoes, "stripes": self.stripes}
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalogue() -> Catalogue:
     """The object masks of the three families, pixel-distinct across all of them."""
     families = {"train": _polyomino_masks(5), "hexominoes": _polyomino_masks(6), "stripes": _stripe_masks()}
@@ -129,7 +130,7 @@ def catalogue() -> Catalogue:
 def patches(palette: torch.Tensor = PALETTE) -> torch.Tensor:
     """The patch vocabulary (V, 3, 12, 12): index 0 the empty (black) cell, ``1 + mask * C + colour`` an object."""
     masks = catalogue().masks.float()
-    obj = masks[:, None, None] * palette[None, :, :, None, None]          # (M, C, 3, 12, 12)
+    obj = masks[:, None, None] * palette[None, :, :, None, None]  # (M, C, 3, 12, 12)
     return torch.cat([torch.zeros(1, 3, CELL, CELL), obj.flatten(0, 1)])
 
 
@@ -142,7 +143,7 @@ def render(seq: torch.Tensor, palette: torch.Tensor = PALETTE) -> torch.Tensor:
     checks.tensor(seq, "seq", ndim=2)
     if seq.shape[1] != GRID * GRID:
         raise ValueError(f"seq must hold {GRID * GRID} cells per board, got {seq.shape[1]}")
-    p = patches(palette)[seq]                                              # (B, 9, 3, 12, 12)
+    p = patches(palette)[seq]  # (B, 9, 3, 12, 12)
     B = seq.shape[0]
     return p.view(B, GRID, GRID, 3, CELL, CELL).permute(0, 3, 1, 4, 2, 5).reshape(B, 3, GRID * CELL, GRID * CELL)
 
@@ -198,10 +199,13 @@ def between(shapes, batch: int, g=None):
     o = _objects(shapes, batch, 3, g)
     y = _balanced(batch, g)
     on_line = (y == 1) | (torch.rand(batch, generator=g) < 0.5)
-    o[:, 2] = torch.where(y == 1, o[:, 0], o[:, 2])                    # outer objects o0, o2; middle o1
-    o[:, 2] = torch.where(~on_line, o[:, 0], o[:, 2])                  # off-line negatives keep a same pair
-    cells = torch.where(on_line[:, None], LINES[torch.randint(len(LINES), (batch,), generator=g)],
-                        OFF_LINE[torch.randint(len(OFF_LINE), (batch,), generator=g)])
+    o[:, 2] = torch.where(y == 1, o[:, 0], o[:, 2])  # outer objects o0, o2; middle o1
+    o[:, 2] = torch.where(~on_line, o[:, 0], o[:, 2])  # off-line negatives keep a same pair
+    cells = torch.where(
+        on_line[:, None],
+        LINES[torch.randint(len(LINES), (batch,), generator=g)],
+        OFF_LINE[torch.randint(len(OFF_LINE), (batch,), generator=g)],
+    )
     return _place(o, cells), y
 
 
@@ -242,7 +246,9 @@ def row_matching(shapes, batch: int, g=None):
     y = _balanced(batch, g)
     idx = torch.tensor([[ord(ch) - ord("a") for ch in p] for p in ROW_PATTERNS])
     p1 = torch.randint(len(ROW_PATTERNS), (batch,), generator=g)
-    p2 = torch.where(y == 1, p1, (p1 + 1 + torch.randint(len(ROW_PATTERNS) - 1, (batch,), generator=g)) % len(ROW_PATTERNS))
+    p2 = torch.where(
+        y == 1, p1, (p1 + 1 + torch.randint(len(ROW_PATTERNS) - 1, (batch,), generator=g)) % len(ROW_PATTERNS)
+    )
     rows = torch.cat([torch.gather(o[:, :3], 1, idx[p1]), torch.gather(o[:, 3:], 1, idx[p2])], 1)
     return _place(rows, torch.tensor([0, 1, 2, 6, 7, 8]).expand(batch, 6)), y
 
@@ -267,22 +273,29 @@ def left_of(shapes, batch: int, g=None, n_colours: int = len(PALETTE)):
     o = _objects(shapes, batch, 2, g)
     colour = (o - 1) % n_colours
     c = _perms(batch, n_colours, g)[:, :2]
-    o = o - colour + c                                                  # two distinct colours
+    o = o - colour + c  # two distinct colours
     dark_first = LUMINANCE[c[:, 0]] < LUMINANCE[c[:, 1]]
-    cols = _perms(batch, 3, g)[:, :2].sort(1).values                    # left column first
+    cols = _perms(batch, 3, g)[:, :2].sort(1).values  # left column first
     rows = torch.randint(3, (batch, 2), generator=g)
     y = _balanced(batch, g)
-    left_is_first = (y == 1) == dark_first                              # put the darker object left iff y = 1
+    left_is_first = (y == 1) == dark_first  # put the darker object left iff y = 1
     o = torch.where(left_is_first[:, None], o, o.flip(1))
     return _place(o, rows * 3 + cols), y
 
 
-GAMES = {"same": (same, 2), "between": (between, 2), "occurs": (occurs, 2), "xoccurs": (xoccurs, 2),
-         "row_matching": (row_matching, 2), "colour_shape": (colour_shape, 4), "left_of": (left_of, 2)}
+GAMES = {
+    "same": (same, 2),
+    "between": (between, 2),
+    "occurs": (occurs, 2),
+    "xoccurs": (xoccurs, 2),
+    "row_matching": (row_matching, 2),
+    "colour_shape": (colour_shape, 4),
+    "left_of": (left_of, 2),
+}
 """name -> (generator, number of classes); every board is a sequence of T = 9 patches."""
 
 
-# --------------------------------------------------------------------------------------------- the rules, read off a board
+# ------------------------------------------------------------------------------------------ the rules, read off a board
 def _occupied(seq: torch.Tensor) -> torch.Tensor:
     return (seq > 0).sum(1)
 
@@ -295,13 +308,13 @@ def is_same(seq: torch.Tensor) -> torch.Tensor:
 
 def is_between(seq: torch.Tensor) -> torch.Tensor:
     """1 iff the board holds exactly three objects, on a line, whose outer two are the same."""
-    ends, mid = seq[:, LINES[:, [0, 2]]], seq[:, LINES[:, 1]]                 # (B, 8, 2), (B, 8)
+    ends, mid = seq[:, LINES[:, [0, 2]]], seq[:, LINES[:, 1]]  # (B, 8, 2), (B, 8)
     hit = (ends[..., 0] == ends[..., 1]) & (ends[..., 0] > 0) & (mid > 0)
     return (hit.any(1) & (_occupied(seq) == 3)).long()
 
 
 def _top_count(seq: torch.Tensor) -> torch.Tensor:
-    top = seq[:, :3].max(1).values                                           # the one object of the top row
+    top = seq[:, :3].max(1).values  # the one object of the top row
     return ((seq[:, 6:] == top[:, None]) & (top[:, None] > 0)).sum(1)
 
 
@@ -346,6 +359,13 @@ def is_left_of(seq: torch.Tensor, n_colours: int = len(PALETTE)) -> torch.Tensor
     return (col[torch.arange(len(seq)), dark] < col[torch.arange(len(seq)), 1 - dark]).long()
 
 
-RULES = {"same": is_same, "between": is_between, "occurs": is_occurs, "xoccurs": is_xoccurs,
-         "row_matching": is_row_matching, "colour_shape": colour_shape_label, "left_of": is_left_of}
+RULES = {
+    "same": is_same,
+    "between": is_between,
+    "occurs": is_occurs,
+    "xoccurs": is_xoccurs,
+    "row_matching": is_row_matching,
+    "colour_shape": colour_shape_label,
+    "left_of": is_left_of,
+}
 """name -> the rule as a function of the boards (B, 9): what every generator's label must equal."""

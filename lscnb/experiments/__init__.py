@@ -4,6 +4,7 @@ A chapter module defines ``NOTEBOOK`` (its notebook's path from the repository r
 (figure name -> ``build(scale)`` returning that figure's runs). Chapters are discovered from those attributes,
 so adding a chapter touches no shared file here.
 """
+
 from __future__ import annotations
 
 import pkgutil
@@ -27,9 +28,3 @@ def chapter_module(name: str):
     if name not in chapters():
         raise ValueError(f"chapter must be one of {sorted(chapters())}, got {name!r}")
     return import_module(f"{__name__}.{name}")
-
-
-def all_runs(name: str, scale: str) -> list:
-    """Every run of every figure of chapter ``name`` at ``scale``."""
-    module = chapter_module(name)
-    return [run for build in module.FIGURES.values() for run in build(scale)]

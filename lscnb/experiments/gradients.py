@@ -4,6 +4,7 @@ Figures: ``spectra`` (eigenvalues of W and of transition derivatives, per-step r
 of their product), ``rates`` (measured gradient decay rate against the spectral radius and mean-field theory),
 ``grid`` (gradient norms over the time-depth grid of a stacked RNN) and ``training`` (the adding problem).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,21 +24,51 @@ INPUT_VAR = 0.3
 """Variance of the input drive ``U x_t`` per unit (x has as many channels as h; see the chapter)."""
 
 SIZES = {
-    "quick": dict(width=128, length=300, batch=16, seeds=3, gains=[0.6, 0.8, 1.0, 1.2, 1.5, 2.0],
-                  spectra_width=128, spectra_length=300, radius_samples=240, grid_width=64, grid_depth=8, grid_length=60,
-                  train_length=50, train_width=32, train_steps=800, train_seeds=1, train_lr=1e-2),
-    "full": dict(width=1024, length=1000, batch=32, seeds=5,
-                 gains=[0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.35, 1.5, 1.75, 2.0],
-                 spectra_width=512, spectra_length=1000, radius_samples=60, grid_width=256, grid_depth=16, grid_length=200,
-                 train_length=100, train_width=64, train_steps=1500, train_seeds=2, train_lr=1e-2),
+    "quick": dict(
+        width=128,
+        length=300,
+        batch=16,
+        seeds=3,
+        gains=[0.6, 0.8, 1.0, 1.2, 1.5, 2.0],
+        spectra_width=128,
+        spectra_length=300,
+        radius_samples=240,
+        grid_width=64,
+        grid_depth=8,
+        grid_length=60,
+        train_length=50,
+        train_width=32,
+        train_steps=800,
+        train_seeds=1,
+        train_lr=1e-2,
+    ),
+    "full": dict(
+        width=1024,
+        length=1000,
+        batch=32,
+        seeds=5,
+        gains=[0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.35, 1.5, 1.75, 2.0],
+        spectra_width=512,
+        spectra_length=1000,
+        radius_samples=60,
+        grid_width=256,
+        grid_depth=16,
+        grid_length=200,
+        train_length=100,
+        train_width=64,
+        train_steps=1500,
+        train_seeds=2,
+        train_lr=1e-2,
+    ),
 }
 ACTIVATIONS = ("linear", "tanh", "relu")
 
 
 def _cell(width: int, activation: str, gain: float, seed: int, dtype=torch.float64) -> RNNCell:
     torch.manual_seed(seed)
-    return RNNCell(width, width, activation=activation, weight_scale=gain, input_scale=INPUT_VAR ** 0.5,
-                   bias=False).to(dtype)
+    return RNNCell(width, width, activation=activation, weight_scale=gain, input_scale=INPUT_VAR**0.5, bias=False).to(
+        dtype
+    )
 
 
 # --------------------------------------------------------------------------------------------- spectra
@@ -52,7 +83,7 @@ def spectra_run(cfg: dict, ctx) -> dict:
     gen = torch.Generator().manual_seed(ctx.seed + 1)
     x = torch.randn(1, T, n, generator=gen, dtype=torch.float64).to(device)
     J, _ = jacobian.time_jacobians(cell, x)
-    J = J[0, T // 5:]  # drop the transient from h_0 = 0
+    J = J[0, T // 5 :]  # drop the transient from h_0 = 0
     sample = J[torch.linspace(0, len(J) - 1, min(cfg["radius_samples"], len(J))).long()].cpu()
     W = cell.weight_hh.detach().cpu()
     return {
@@ -68,10 +99,24 @@ def spectra_run(cfg: dict, ctx) -> dict:
 
 def spectra_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "spectra", f"{act}-g{g}", spectra_run,
-                dict(activation=act, gain=g, width=s["spectra_width"], length=s["spectra_length"],
-                     radius_samples=s["radius_samples"], seed=0))
-            for act in ("linear", "tanh") for g in (0.8, 1.0, 1.5)]
+    return [
+        Run(
+            CHAPTER,
+            "spectra",
+            f"{act}-g{g}",
+            spectra_run,
+            dict(
+                activation=act,
+                gain=g,
+                width=s["spectra_width"],
+                length=s["spectra_length"],
+                radius_samples=s["radius_samples"],
+                seed=0,
+            ),
+        )
+        for act in ("linear", "tanh")
+        for g in (0.8, 1.0, 1.5)
+    ]
 
 
 def fig_spectra(profile: Profile):
@@ -105,11 +150,17 @@ def show_spectra(col) -> None:
 def spectra_table(col) -> list[dict]:
     rows = []
     for r in col:
-        rows.append({"activation": r.config["activation"], "g": r.config["gain"],
-                     "ρ(W)": r["radius_W"], "mean ρ(J_t)": float(np.mean(r["radius_J"])),
-                     "mean ‖J_t‖₂": float(np.mean(r["norm_J"])),
-                     "top Lyapunov factor": float(np.exp(r["lyapunov"][0])),
-                     "mean-field √χ": r["mean_field_rate"]})
+        rows.append(
+            {
+                "activation": r.config["activation"],
+                "g": r.config["gain"],
+                "ρ(W)": r["radius_W"],
+                "mean ρ(J_t)": float(np.mean(r["radius_J"])),
+                "mean ‖J_t‖₂": float(np.mean(r["norm_J"])),
+                "top Lyapunov factor": float(np.exp(r["lyapunov"][0])),
+                "mean-field √χ": r["mean_field_rate"],
+            }
+        )
     return rows
 
 
@@ -123,24 +174,44 @@ def rate_run(cfg: dict, ctx) -> dict:
         cell = _cell(n, cfg["activation"], cfg["gain"], seed).to(device)
         gen = torch.Generator(device=device).manual_seed(10_000 + seed)
         x = torch.randn(B, T, n, generator=gen, device=device, dtype=torch.float64)
-        readout = torch.randn(n, generator=gen, device=device, dtype=torch.float64) / n ** 0.5
+        readout = torch.randn(n, generator=gen, device=device, dtype=torch.float64) / n**0.5
         norms = jacobian.gradient_norms_through_time(cell, x, lambda h: (h[:, -1] @ readout).sum())
         profiles.append(norms.mean(0).cpu().numpy())
         rates.append(float(jacobian.decay_rate(norms, start=cfg["fit_start"], stop=cfg["fit_stop"]).mean()))
         if cfg["activation"] == "linear":  # the prediction for linear cells; a 1024-wide eig costs seconds
             radii.append(float(jacobian.spectral_radius(cell.weight_hh.detach().cpu())))
-    return {"profiles": np.array(profiles), "rates": np.array(rates), "radius_W": np.array(radii, dtype=float),
-            "mean_field_rate": vanilla.gradient_rate(g=cfg["gain"], activation=cfg["activation"],
-                                                     input_var=INPUT_VAR)}
+    return {
+        "profiles": np.array(profiles),
+        "rates": np.array(rates),
+        "radius_W": np.array(radii, dtype=float),
+        "mean_field_rate": vanilla.gradient_rate(g=cfg["gain"], activation=cfg["activation"], input_var=INPUT_VAR),
+    }
 
 
 def rate_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
     T = s["length"]
-    return [Run(CHAPTER, "rates", f"{act}-g{g}", rate_run,
-                dict(activation=act, gain=g, width=s["width"], length=T, batch=s["batch"], seeds=s["seeds"],
-                     fit_start=T // 15, fit_stop=(5 * T) // 6, seed=0))
-            for act in ACTIVATIONS for g in s["gains"]]
+    return [
+        Run(
+            CHAPTER,
+            "rates",
+            f"{act}-g{g}",
+            rate_run,
+            dict(
+                activation=act,
+                gain=g,
+                width=s["width"],
+                length=T,
+                batch=s["batch"],
+                seeds=s["seeds"],
+                fit_start=T // 15,
+                fit_stop=(5 * T) // 6,
+                seed=0,
+            ),
+        )
+        for act in ACTIVATIONS
+        for g in s["gains"]
+    ]
 
 
 def fig_rates(profile: Profile):
@@ -179,8 +250,15 @@ def show_rates(col) -> None:
     for act, color in zip(ACTIVATIONS, ("C0", "C1", "C2")):
         rs = sorted(col.where(activation=act), key=lambda r: r.config["gain"])
         g = [r.config["gain"] for r in rs]
-        ax[0, 1].errorbar(g, [np.mean(r["rates"]) for r in rs], yerr=[np.std(r["rates"]) for r in rs], fmt="o",
-                          color=color, markersize=4, label=f"{act}: measured")
+        ax[0, 1].errorbar(
+            g,
+            [np.mean(r["rates"]) for r in rs],
+            yerr=[np.std(r["rates"]) for r in rs],
+            fmt="o",
+            color=color,
+            markersize=4,
+            label=f"{act}: measured",
+        )
         if act == "linear":
             ax[0, 1].plot(g, [np.mean(r["radius_W"]) for r in rs], "x", color=color, label="linear: ρ(W)")
         theory = [vanilla.gradient_rate(g=x, activation=act, input_var=INPUT_VAR) for x in fine]
@@ -198,21 +276,30 @@ def grid_run(cfg: dict, ctx) -> dict:
     """``||dL/dh[t,l]||`` over the time-depth grid of a stacked tanh RNN, loss at the top layer's last step."""
     n, L, T = cfg["width"], cfg["depth"], cfg["length"]
     torch.manual_seed(ctx.seed)
-    cells = [RNNCell(n, n, activation="tanh", weight_scale=cfg["gain"], input_scale=cfg["gain"], bias=False)
-             for _ in range(L)]
+    cells = [
+        RNNCell(n, n, activation="tanh", weight_scale=cfg["gain"], input_scale=cfg["gain"], bias=False)
+        for _ in range(L)
+    ]
     stack = Stack(cells).to(torch.float64)
     gen = torch.Generator().manual_seed(ctx.seed + 7)
     x = torch.randn(cfg["batch"], T, n, generator=gen, dtype=torch.float64)
-    readout = torch.randn(n, generator=gen, dtype=torch.float64) / n ** 0.5
+    readout = torch.randn(n, generator=gen, dtype=torch.float64) / n**0.5
     grid = jacobian.grid_gradient_norms(stack, x, lambda seqs: (seqs[-1][:, -1] @ readout).sum())
     return {"grid": grid.mean(0).numpy()}  # (T, L)
 
 
 def grid_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "grid", f"g{g}", grid_run,
-                dict(gain=g, width=s["grid_width"], depth=s["grid_depth"], length=s["grid_length"], batch=4, seed=0))
-            for g in (0.8, 1.2, 2.0)]
+    return [
+        Run(
+            CHAPTER,
+            "grid",
+            f"g{g}",
+            grid_run,
+            dict(gain=g, width=s["grid_width"], depth=s["grid_depth"], length=s["grid_length"], batch=4, seed=0),
+        )
+        for g in (0.8, 1.2, 2.0)
+    ]
 
 
 def fig_grid(profile: Profile):
@@ -223,8 +310,14 @@ def show_grid(col) -> None:
     fig, ax = plot.figure(3, 1, width=10.5, height=3.0)
     for a, r in zip(ax[0], col):
         grid = r["grid"]
-        plot.heatmap(a, grid.T, log10=True, xlabel="time t", ylabel="layer l",
-                     cbar_label=r"$\log_{10}\|\partial L/\partial h_{t,l}\|$")
+        plot.heatmap(
+            a,
+            grid.T,
+            log10=True,
+            xlabel="time t",
+            ylabel="layer l",
+            cbar_label=r"$\log_{10}\|\partial L/\partial h_{t,l}\|$",
+        )
         a.set_title(f"tanh stack, g = {r.config['gain']}")
     plot.show(fig, col, data="Gaussian inputs, generated")
 
@@ -247,12 +340,27 @@ def train_run(cfg: dict, ctx) -> dict:
 
     xv, yv = adding_problem(1000, T, seed=7, device=device)  # fixed on purpose: one held-out set for every seed
     mse = lambda m, x, y: torch.nn.functional.mse_loss(m(x), y)  # noqa: E731
-    hist = fit(model, batch, mse, steps=cfg["steps"], lr=cfg["lr"], clip=1.0,
-               eval_fn=lambda m: {"mse": mse(m, xv, yv)}, eval_every=max(cfg["steps"] // 20, 1),
-               checkpoint=ctx.checkpoint, progress=ctx.progress, desc=f"{cfg['model']} g={cfg.get('gain')}")
-    return {"loss": np.array(hist.loss), "eval_step": np.array([e["step"] for e in hist.evals]),
-            "eval_mse": np.array([e["mse"] for e in hist.evals]), "diverged": hist.diverged,
-            "diverged_step": hist.diverged_step, "final_mse": hist.evals[-1]["mse"] if hist.evals else None}
+    hist = fit(
+        model,
+        batch,
+        mse,
+        steps=cfg["steps"],
+        lr=cfg["lr"],
+        clip=1.0,
+        eval_fn=lambda m: {"mse": mse(m, xv, yv)},
+        eval_every=max(cfg["steps"] // 20, 1),
+        checkpoint=ctx.checkpoint,
+        progress=ctx.progress,
+        desc=f"{cfg['model']} g={cfg.get('gain')}",
+    )
+    return {
+        "loss": np.array(hist.loss),
+        "eval_step": np.array([e["step"] for e in hist.evals]),
+        "eval_mse": np.array([e["mse"] for e in hist.evals]),
+        "diverged": hist.diverged,
+        "diverged_step": hist.diverged_step,
+        "final_mse": hist.evals[-1]["mse"] if hist.evals else None,
+    }
 
 
 TRAIN_MODELS = (("rnn", 0.5), ("rnn", 1.0), ("rnn", 1.5), ("lstm", None))
@@ -260,10 +368,26 @@ TRAIN_MODELS = (("rnn", 0.5), ("rnn", 1.0), ("rnn", 1.5), ("lstm", None))
 
 def train_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "training", f"{m}-g{g}-s{seed}" if g else f"{m}-s{seed}", train_run,
-                dict(model=m, gain=g, width=s["train_width"], length=s["train_length"], steps=s["train_steps"],
-                     batch=64, lr=s["train_lr"], seed=seed))
-            for m, g in TRAIN_MODELS for seed in range(s["train_seeds"])]
+    return [
+        Run(
+            CHAPTER,
+            "training",
+            f"{m}-g{g}-s{seed}" if g else f"{m}-s{seed}",
+            train_run,
+            dict(
+                model=m,
+                gain=g,
+                width=s["train_width"],
+                length=s["train_length"],
+                steps=s["train_steps"],
+                batch=64,
+                lr=s["train_lr"],
+                seed=seed,
+            ),
+        )
+        for m, g in TRAIN_MODELS
+        for seed in range(s["train_seeds"])
+    ]
 
 
 def fig_training(profile: Profile):
@@ -306,7 +430,7 @@ def profile_figure(gain: float = 1.0, activation: str = "tanh", length: int = 20
     cell = _cell(width, activation, gain, seed)
     gen = torch.Generator().manual_seed(seed + 1)
     x = torch.randn(4, length, width, generator=gen, dtype=torch.float64)
-    readout = torch.randn(width, generator=gen, dtype=torch.float64) / width ** 0.5
+    readout = torch.randn(width, generator=gen, dtype=torch.float64) / width**0.5
     norms = jacobian.gradient_norms_through_time(cell, x, lambda h: (h[:, -1] @ readout).sum()).mean(0).numpy()
     k = np.arange(length)[::-1]
     if activation == "linear":
@@ -329,19 +453,48 @@ FIGURES = {"spectra": spectra_runs, "rates": rate_runs, "grid": grid_runs, "trai
 
 def gap_rates(col) -> str:
     err = rate_errors(col)
-    return (f"rate vs ρ(W) (linear) {err['linear_vs_radius']:.1%}; vs mean field: tanh {err['tanh_vs_mean_field']:.1%}, "
-            f"ReLU {err['relu_vs_mean_field']:.1%}")
+    return (
+        f"rate vs ρ(W) (linear) {err['linear_vs_radius']:.1%}; vs mean field: tanh {err['tanh_vs_mean_field']:.1%}, "
+        f"ReLU {err['relu_vs_mean_field']:.1%}"
+    )
 
 
 REPRODUCES = [
-    {"source": "Pascanu et al. 2013, Sec. 2", "what": "linear RNN: the gradient changes by ρ(W) per step",
-     "figure": "rates", "data": "generated Gaussian inputs", "note": "", "gap": gap_rates},
-    {"source": "Poole et al. 2016; Chen et al. 2018", "what": "mean-field rate √χ of tanh/ReLU RNNs",
-     "figure": "rates", "data": "generated Gaussian inputs", "note": "", "gap": gap_rates},
-    {"source": "Lyapunov spectrum of the Jacobian product", "what": "QR-stable log singular values of J_T…J_1",
-     "figure": "spectra", "data": "generated Gaussian inputs", "note": ""},
-    {"source": "Herranz-Celotti & Rouat 2023, Fig. 1a", "what": "gradient norms over the time-depth grid",
-     "figure": "grid", "data": "generated Gaussian inputs", "note": ""},
-    {"source": "Hochreiter & Schmidhuber 1997 (adding problem)", "what": "vanilla RNN vs LSTM on the adding problem",
-     "figure": "training", "data": "adding problem, generated", "note": ""},
+    {
+        "source": "Pascanu et al. 2013, Sec. 2",
+        "what": "linear RNN: the gradient changes by ρ(W) per step",
+        "figure": "rates",
+        "data": "generated Gaussian inputs",
+        "note": "",
+        "gap": gap_rates,
+    },
+    {
+        "source": "Poole et al. 2016; Chen et al. 2018",
+        "what": "mean-field rate √χ of tanh/ReLU RNNs",
+        "figure": "rates",
+        "data": "generated Gaussian inputs",
+        "note": "",
+        "gap": gap_rates,
+    },
+    {
+        "source": "Lyapunov spectrum of the Jacobian product",
+        "what": "QR-stable log singular values of J_T…J_1",
+        "figure": "spectra",
+        "data": "generated Gaussian inputs",
+        "note": "",
+    },
+    {
+        "source": "Herranz-Celotti & Rouat 2023, Fig. 1a",
+        "what": "gradient norms over the time-depth grid",
+        "figure": "grid",
+        "data": "generated Gaussian inputs",
+        "note": "",
+    },
+    {
+        "source": "Hochreiter & Schmidhuber 1997 (adding problem)",
+        "what": "vanilla RNN vs LSTM on the adding problem",
+        "figure": "training",
+        "data": "adding problem, generated",
+        "note": "",
+    },
 ]

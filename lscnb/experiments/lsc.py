@@ -10,6 +10,7 @@ Figures: ``lemma1`` (expected spectral radius of Gaussian matrices vs the chi-me
 the Decaying Covariance of the time-transition norms, default and LSC-pre-trained) and ``lr_grid`` (Fig. S1: the
 learning-rate grid search of LSTM and ALIF+ behind Tab. S1's rates).
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,34 +32,111 @@ CHAPTER = "lsc"
 NOTEBOOK = "book/lsc.ipynb"
 
 SIZES = {
-    "quick": dict(lemma_sizes=[8, 16, 32, 64, 128, 256], lemma_samples=200, cor_width=128, cor_depth=30,
-                  gru_depth=7, gru_width=32, gru_length=100, gru_steps=150, gru_seeds=[0],
-                  ffn_width=64, ffn_depth=30, ffn_acts=["relu", "cos"], ffn_lrs=[1e-3, 3.16e-4], ffn_epochs=5,
-                  ffn_seeds=[0], ffn_pre_steps=200,
-                  drnn_kinds=["gru"], drnn_tasks=["sl-digits"], drnn_depths=[2, 5], drnn_seeds=[0],
-                  drnn_pre_steps=60, drnn_steps=120, drnn_batch=32, drnn_width_scale=0.25,
-                  lru_level="char", lru_limit=200_000, lru_depths=[3], lru_targets=[None, 1.0, 0.5, "bar"],
-                  lru_seeds=[0], lru_width=32, lru_length=64, lru_batch=16, lru_lr=1e-2, lru_steps=120,
-                  lru_pre_steps=40, lru_eval_every=20, lru_eval_windows=64,
-                  cov_tasks=["sl-digits-1ms"], cov_kinds=["lstm"], cov_width=16, cov_pre_steps=60, cov_batch=128,
-                  cov_seeds=[0],
-                  lr_tasks=["sl-digits"], lr_kinds=["lstm", "alif+"], lr_lrs=[1e-2, 1e-3, 1e-4], lr_seeds=[0],
-                  lr_steps=50, lr_batch=32, lr_width_scale=0.25, lr_max_width=16),
-    "full": dict(lemma_sizes=[8, 16, 32, 64, 128, 256, 512], lemma_samples=1000, cor_width=128, cor_depth=30,
-                 gru_depth=7, gru_width=117, gru_length=100, gru_steps=1000, gru_seeds=[0, 1, 2],
-                 ffn_width=128, ffn_depth=30, ffn_acts=["relu", "sin", "cos"], ffn_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4],
-                 ffn_epochs=30, ffn_seeds=[0, 1, 2, 3], ffn_pre_steps=1000,
-                 drnn_kinds=["sigma", "relu", "gru", "lstm", "alif+", "alif-pm"], drnn_tasks=["sl-mnist", "spike-patterns"],
-                 drnn_depths=[2, 5], drnn_seeds=[0, 1], drnn_pre_steps=300, drnn_steps=3000, drnn_batch=256,
-                 drnn_width_scale=1.0,
-                 lru_level="word", lru_limit=None, lru_depths=[3, 6], lru_targets=[None, 1.0, 0.5, "bar"],
-                 lru_seeds=[0, 1, 2, 3], lru_width=128, lru_length=100, lru_batch=32, lru_lr=1e-2, lru_steps=10_000,
-                 lru_pre_steps=500, lru_eval_every=500, lru_eval_windows=1024,
-                 cov_tasks=["sl-mnist", "spike-patterns"], cov_kinds=["lstm", "alif+"], cov_pre_steps=300,
-                 cov_batch=128, cov_seeds=[0],
-                 lr_tasks=["sl-mnist", "spike-patterns"], lr_kinds=["lstm", "alif+"], lr_seeds=[0],
-                 lr_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4, 3.16e-5, 1e-5], lr_steps=3000, lr_batch=256,
-                 lr_width_scale=1.0, lr_max_width=None),
+    "quick": dict(
+        lemma_sizes=[8, 16, 32, 64, 128, 256],
+        lemma_samples=200,
+        cor_width=128,
+        cor_depth=30,
+        gru_depth=7,
+        gru_width=32,
+        gru_length=100,
+        gru_steps=150,
+        gru_seeds=[0],
+        ffn_width=64,
+        ffn_depth=30,
+        ffn_acts=["relu", "cos"],
+        ffn_lrs=[1e-3, 3.16e-4],
+        ffn_epochs=5,
+        ffn_seeds=[0],
+        ffn_pre_steps=200,
+        drnn_kinds=["gru"],
+        drnn_tasks=["sl-digits"],
+        drnn_depths=[2, 5],
+        drnn_seeds=[0],
+        drnn_pre_steps=60,
+        drnn_steps=120,
+        drnn_batch=32,
+        drnn_width_scale=0.25,
+        lru_level="char",
+        lru_limit=200_000,
+        lru_depths=[3],
+        lru_targets=[None, 1.0, 0.5, "bar"],
+        lru_seeds=[0],
+        lru_width=32,
+        lru_length=64,
+        lru_batch=16,
+        lru_lr=1e-2,
+        lru_steps=120,
+        lru_pre_steps=40,
+        lru_eval_every=20,
+        lru_eval_windows=64,
+        cov_tasks=["sl-digits-1ms"],
+        cov_kinds=["lstm"],
+        cov_width=16,
+        cov_pre_steps=60,
+        cov_batch=128,
+        cov_seeds=[0],
+        lr_tasks=["sl-digits"],
+        lr_kinds=["lstm", "alif+"],
+        lr_lrs=[1e-2, 1e-3, 1e-4],
+        lr_seeds=[0],
+        lr_steps=50,
+        lr_batch=32,
+        lr_width_scale=0.25,
+        lr_max_width=16,
+    ),
+    "full": dict(
+        lemma_sizes=[8, 16, 32, 64, 128, 256, 512],
+        lemma_samples=1000,
+        cor_width=128,
+        cor_depth=30,
+        gru_depth=7,
+        gru_width=117,
+        gru_length=100,
+        gru_steps=1000,
+        gru_seeds=[0, 1, 2],
+        ffn_width=128,
+        ffn_depth=30,
+        ffn_acts=["relu", "sin", "cos"],
+        ffn_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4],
+        ffn_epochs=30,
+        ffn_seeds=[0, 1, 2, 3],
+        ffn_pre_steps=1000,
+        drnn_kinds=["sigma", "relu", "gru", "lstm", "alif+", "alif-pm"],
+        drnn_tasks=["sl-mnist", "spike-patterns"],
+        drnn_depths=[2, 5],
+        drnn_seeds=[0, 1],
+        drnn_pre_steps=300,
+        drnn_steps=3000,
+        drnn_batch=256,
+        drnn_width_scale=1.0,
+        lru_level="word",
+        lru_limit=None,
+        lru_depths=[3, 6],
+        lru_targets=[None, 1.0, 0.5, "bar"],
+        lru_seeds=[0, 1, 2, 3],
+        lru_width=128,
+        lru_length=100,
+        lru_batch=32,
+        lru_lr=1e-2,
+        lru_steps=10_000,
+        lru_pre_steps=500,
+        lru_eval_every=500,
+        lru_eval_windows=1024,
+        cov_tasks=["sl-mnist", "spike-patterns"],
+        cov_kinds=["lstm", "alif+"],
+        cov_pre_steps=300,
+        cov_batch=128,
+        cov_seeds=[0],
+        lr_tasks=["sl-mnist", "spike-patterns"],
+        lr_kinds=["lstm", "alif+"],
+        lr_seeds=[0],
+        lr_lrs=[1e-2, 3.16e-3, 1e-3, 3.16e-4, 1e-4, 3.16e-5, 1e-5],
+        lr_steps=3000,
+        lr_batch=256,
+        lr_width_scale=1.0,
+        lr_max_width=None,
+    ),
 }
 
 
@@ -73,8 +151,10 @@ def lemma1_run(cfg: dict, ctx) -> dict:
 
 def lemma1_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "lemma1", f"n{n}", lemma1_run, dict(n=n, samples=s["lemma_samples"], seed=n))
-            for n in s["lemma_sizes"]]
+    return [
+        Run(CHAPTER, "lemma1", f"n{n}", lemma1_run, dict(n=n, samples=s["lemma_samples"], seed=n))
+        for n in s["lemma_sizes"]
+    ]
 
 
 def fig_lemma1(profile: Profile):
@@ -88,9 +168,16 @@ def lemma1_table(col) -> list[dict]:
         chi = float(theory.chi_mean(n))
         k = np.arange(1, n + 1)
         rel = np.abs(r["mean_sorted"] / theory.chi_mean(k) - 1)
-        rows.append({"n": n, "E ρ (Monte Carlo)": float(r["radius"].mean()), "χ_n mean (Lemma 1)": chi,
-                     "ratio": float(r["radius"].mean()) / chi, "std of ρ": float(r["radius"].std()),
-                     "median rel. error of sorted |λ_k|": float(np.median(rel))})
+        rows.append(
+            {
+                "n": n,
+                "E ρ (Monte Carlo)": float(r["radius"].mean()),
+                "χ_n mean (Lemma 1)": chi,
+                "ratio": float(r["radius"].mean()) / chi,
+                "std of ρ": float(r["radius"].std()),
+                "median rel. error of sorted |λ_k|": float(np.median(rel)),
+            }
+        )
     return rows
 
 
@@ -99,8 +186,9 @@ def corollary_run(cfg: dict, ctx) -> dict:
     """Radii of ``diag(phi'(z_l)) W_l`` for layers 2..L of a deep FFN on Gaussian inputs, over seeds."""
     radii = []
     for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
-        net = DeepFFN(cfg["width"], cfg["width"], cfg["depth"], 1, activation=cfg["activation"], init=cfg["init"],
-                      seed=seed).double()
+        net = DeepFFN(
+            cfg["width"], cfg["width"], cfg["depth"], 1, activation=cfg["activation"], init=cfg["init"], seed=seed
+        ).double()
         x = torch.randn(cfg["batch"], cfg["width"], generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
         with torch.no_grad():
             Ms = torch.stack(net.transition_derivatives(x))  # (L-1, B, n, n)
@@ -110,11 +198,26 @@ def corollary_run(cfg: dict, ctx) -> dict:
 
 def corollary_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    combos = [("he", "relu"), ("glorot", "relu"), ("glorot", "linear"), ("orthogonal", "linear"), ("glorot", "sin"),
-              ("glorot", "cos"), ("he", "cos"), ("glorot", "tanh")]
-    return [Run(CHAPTER, "corollary", f"{init}-{act}", corollary_run,
-                dict(init=init, activation=act, width=s["cor_width"], depth=s["cor_depth"], batch=4, seeds=2, seed=0))
-            for init, act in combos]
+    combos = [
+        ("he", "relu"),
+        ("glorot", "relu"),
+        ("glorot", "linear"),
+        ("orthogonal", "linear"),
+        ("glorot", "sin"),
+        ("glorot", "cos"),
+        ("he", "cos"),
+        ("glorot", "tanh"),
+    ]
+    return [
+        Run(
+            CHAPTER,
+            "corollary",
+            f"{init}-{act}",
+            corollary_run,
+            dict(init=init, activation=act, width=s["cor_width"], depth=s["cor_depth"], batch=4, seeds=2, seed=0),
+        )
+        for init, act in combos
+    ]
 
 
 def fig_corollary(profile: Profile):
@@ -122,8 +225,15 @@ def fig_corollary(profile: Profile):
 
 
 def corollary_table(col) -> list[dict]:
-    return [{"init": r.config["init"], "activation": r.config["activation"], "E ρ(M_l)": float(r["radius"].mean()),
-             "std": float(r["radius"].std())} for r in col]
+    return [
+        {
+            "init": r.config["init"],
+            "activation": r.config["activation"],
+            "E ρ(M_l)": float(r["radius"].mean()),
+            "std": float(r["radius"].std()),
+        }
+        for r in col
+    ]
 
 
 # --------------------------------------------------------------------------------------------- Fig. 1c
@@ -147,22 +257,50 @@ def deep_gru_run(cfg: dict, ctx) -> dict:
     readout = torch.nn.Linear(n, 20)
     gen = torch.Generator().manual_seed(ctx.seed)
     before = input_gradient(stack, readout, _spikes(8, T, D, gen))
-    hist = pretrain_stack(stack, lambda step: _spikes(8, 30, D, gen), target=cfg["target"], steps=cfg["steps"],
-                          lr=cfg["lr"], eps=0.05, seed=ctx.seed, progress=False)
+    hist = pretrain_stack(
+        stack,
+        lambda step: _spikes(8, 30, D, gen),
+        target=cfg["target"],
+        steps=cfg["steps"],
+        lr=cfg["lr"],
+        eps=0.05,
+        seed=ctx.seed,
+        progress=False,
+    )
     after = input_gradient(stack, readout, _spikes(8, T, D, gen))
     radii = final_radii(hist, last=20)
-    return {"g_before": before, "g": after, "converged": hist.converged, "steps": hist.steps,
-            "time_radius": float(np.mean([v for k, v in radii.items() if k.startswith("time")])),
-            "depth_radius": float(np.mean([v for k, v in radii.items() if k.startswith("depth")])),
-            "loss": np.array(hist.loss)}
+    return {
+        "g_before": before,
+        "g": after,
+        "converged": hist.converged,
+        "steps": hist.steps,
+        "time_radius": float(np.mean([v for k, v in radii.items() if k.startswith("time")])),
+        "depth_radius": float(np.mean([v for k, v in radii.items() if k.startswith("depth")])),
+        "loss": np.array(hist.loss),
+    }
 
 
 def deep_gru_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "deep_gru", f"rho{target}-s{seed}", deep_gru_run,
-                dict(target=target, depth=s["gru_depth"], width=s["gru_width"], length=s["gru_length"],
-                     steps=s["gru_steps"], lr=1e-2, seed=seed))
-            for target in (1.0, 0.5) for seed in s["gru_seeds"]]
+    return [
+        Run(
+            CHAPTER,
+            "deep_gru",
+            f"rho{target}-s{seed}",
+            deep_gru_run,
+            dict(
+                target=target,
+                depth=s["gru_depth"],
+                width=s["gru_width"],
+                length=s["gru_length"],
+                steps=s["gru_steps"],
+                lr=1e-2,
+                seed=seed,
+            ),
+        )
+        for target in (1.0, 0.5)
+        for seed in s["gru_seeds"]
+    ]
 
 
 def fig_deep_gru(profile: Profile):
@@ -175,10 +313,12 @@ def gru_claims(col) -> dict:
         rs = col.where(target=target)
         g = np.mean([r["g"] for r in rs], axis=0)
         L = rs[0].config["depth"]
-        out[target] = {"log10 g(0)/g(T-1)": float(np.log10(g[0] / g[-1])),
-                       "max/min g over [0, T-3L]": float(g[: len(g) - 3 * L].max() / g[: len(g) - 3 * L].min()),
-                       "time radius": float(np.mean([r["time_radius"] for r in rs])),
-                       "depth radius": float(np.mean([r["depth_radius"] for r in rs]))}
+        out[target] = {
+            "log10 g(0)/g(T-1)": float(np.log10(g[0] / g[-1])),
+            "max/min g over [0, T-3L]": float(g[: len(g) - 3 * L].max() / g[: len(g) - 3 * L].min()),
+            "time radius": float(np.mean([r["time_radius"] for r in rs])),
+            "depth radius": float(np.mean([r["depth_radius"] for r in rs])),
+        }
     return out
 
 
@@ -187,22 +327,38 @@ def show_pascal_and_gru(col, T: int = 100, L: int = 10) -> None:
     tp = np.arange(T)
     for rho, color in ((1.0, "C3"), (0.7, "C1"), (0.5, "C0"), (0.3, "C2")):
         ax[0, 0].plot(tp, theory.pascal_gradient(T, L, rho), color=color, label=f"ρ = {rho:g}")
-    ax[0, 0].set(yscale="log", xlabel="input time t′", ylabel="|d Σ_t y_t / d x_t′|", title=f"PascalRNN, L = {L} (closed form)")
+    ax[0, 0].set(
+        yscale="log", xlabel="input time t′", ylabel="|d Σ_t y_t / d x_t′|", title=f"PascalRNN, L = {L} (closed form)"
+    )
     ax[0, 0].legend(fontsize=8)
     for target, color in ((1.0, "C3"), (0.5, "C0")):
         for r in col.where(target=target):
-            ax[0, 1].plot(r["g"], color=color, label=f"pre-trained to ρ = {target:g}" if r.config["seed"] == 0 else None)
-            ax[0, 1].plot(r["g_before"], color=color, linestyle=":", linewidth=0.8,
-                          label="same net before pre-training" if r.config["seed"] == 0 and target == 1.0 else None)
-    ax[0, 1].set(yscale="log", xlabel="input time t′", ylabel="‖d Σ o / d x_t′‖",
-                 title=f"{col[0].config['depth']}-layer GRU, width {col[0].config['width']}")
+            ax[0, 1].plot(
+                r["g"], color=color, label=f"pre-trained to ρ = {target:g}" if r.config["seed"] == 0 else None
+            )
+            ax[0, 1].plot(
+                r["g_before"],
+                color=color,
+                linestyle=":",
+                linewidth=0.8,
+                label="same net before pre-training" if r.config["seed"] == 0 and target == 1.0 else None,
+            )
+    ax[0, 1].set(
+        yscale="log",
+        xlabel="input time t′",
+        ylabel="‖d Σ o / d x_t′‖",
+        title=f"{col[0].config['depth']}-layer GRU, width {col[0].config['width']}",
+    )
     ax[0, 1].legend(fontsize=8)
-    plot.show(fig, col, data="left: closed form; right: synthetic Bernoulli spike trains (64 channels, p = 0.05), generated")
+    plot.show(
+        fig, col, data="left: closed form; right: synthetic Bernoulli spike trains (64 channels, p = 0.05), generated"
+    )
 
 
 # --------------------------------------------------------------------------------------------- Fig. 2
 def _digits():
     from sklearn.datasets import load_digits
+
     d = load_digits()
     x = torch.tensor(d.data / 16.0, dtype=torch.float32)
     x = (x - x.mean(0)) / x.std(0).clamp_min(1e-6)
@@ -226,14 +382,30 @@ def ffn_run(cfg: dict, ctx) -> dict:
     activation-gradient ratio, then train a copy with Adam at every learning rate of ``lrs``; test accuracy
     per learning rate and epoch."""
     import copy
+
     xtr, ytr, xte, yte = _digits()
-    net = DeepFFN(64, cfg["width"], cfg["depth"], 10, activation=cfg["activation"],
-                  init="he" if cfg["init"] == "he" else "glorot", seed=ctx.seed)
+    net = DeepFFN(
+        64,
+        cfg["width"],
+        cfg["depth"],
+        10,
+        activation=cfg["activation"],
+        init="he" if cfg["init"] == "he" else "glorot",
+        seed=ctx.seed,
+    )
     gen = torch.Generator().manual_seed(ctx.seed)
     pre = float("nan")
     if cfg["init"] == "lsc":
-        hist = pretrain_ffn(net, lambda s: xtr[torch.randint(len(xtr), (2,), generator=gen)], target=1.0,
-                            steps=cfg["pre_steps"], lr=1e-3, eps=0.02, seed=ctx.seed, progress=False)
+        hist = pretrain_ffn(
+            net,
+            lambda s: xtr[torch.randint(len(xtr), (2,), generator=gen)],
+            target=1.0,
+            steps=cfg["pre_steps"],
+            lr=1e-3,
+            eps=0.02,
+            seed=ctx.seed,
+            progress=False,
+        )
         pre = float(np.mean(list(final_radii(hist, last=20).values())))
     ratio = activation_gradient_ratio(net, xtr[:256], ytr[:256])
     net.zero_grad()
@@ -243,10 +415,10 @@ def ffn_run(cfg: dict, ctx) -> dict:
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         order_gen = torch.Generator().manual_seed(ctx.seed)
         curve = []
-        for epoch in range(cfg["epochs"]):
+        for _epoch in range(cfg["epochs"]):
             order = torch.randperm(len(ytr), generator=order_gen)
             for i in range(0, len(ytr), 32):
-                idx = order[i:i + 32]
+                idx = order[i : i + 32]
                 loss = torch.nn.functional.cross_entropy(model(xtr[idx]), ytr[idx])
                 opt.zero_grad()
                 loss.backward()
@@ -259,14 +431,33 @@ def ffn_run(cfg: dict, ctx) -> dict:
 
 def ffn_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "ffn", f"{act}-{init}-s{seed}", ffn_run,
-                dict(activation=act, init=init, lrs=s["ffn_lrs"], width=s["ffn_width"], depth=s["ffn_depth"],
-                     epochs=s["ffn_epochs"], pre_steps=s["ffn_pre_steps"], seed=seed))
-            for act in s["ffn_acts"] for init in ("glorot", "he", "lsc") for seed in s["ffn_seeds"]]
+    return [
+        Run(
+            CHAPTER,
+            "ffn",
+            f"{act}-{init}-s{seed}",
+            ffn_run,
+            dict(
+                activation=act,
+                init=init,
+                lrs=s["ffn_lrs"],
+                width=s["ffn_width"],
+                depth=s["ffn_depth"],
+                epochs=s["ffn_epochs"],
+                pre_steps=s["ffn_pre_steps"],
+                seed=seed,
+            ),
+        )
+        for act in s["ffn_acts"]
+        for init in ("glorot", "he", "lsc")
+        for seed in s["ffn_seeds"]
+    ]
 
 
 def fig_ffn(profile: Profile):
-    return gather(ffn_runs, profile, subset="scikit-learn digits instead of MNIST/CIFAR; fewer learning rates and seeds")
+    return gather(
+        ffn_runs, profile, subset="scikit-learn digits instead of MNIST/CIFAR; fewer learning rates and seeds"
+    )
 
 
 def ffn_summary(col) -> dict:
@@ -275,8 +466,10 @@ def ffn_summary(col) -> dict:
     for act in sorted({r.config["activation"] for r in col}):
         for init in ("glorot", "he", "lsc"):
             rs = col.where(activation=act, init=init)
-            out[(act, init)] = {"acc": float(np.mean([r["accuracy"][:, -1] for r in rs])),
-                                "ratio": float(np.median([r["grad_ratio"] for r in rs]))}
+            out[(act, init)] = {
+                "acc": float(np.mean([r["accuracy"][:, -1] for r in rs])),
+                "ratio": float(np.median([r["grad_ratio"] for r in rs])),
+            }
     return out
 
 
@@ -300,12 +493,13 @@ DRNN_WIDTHS = {  # Tab. S1, depth-2 widths kept at every depth; sl-MNIST's for s
 }
 DRNN_WIDTHS["sl-digits"] = DRNN_WIDTHS["sl-digits-1ms"] = DRNN_WIDTHS["sl-mnist"]
 DRNN_LR = {"sl-mnist": 1e-2, "sl-digits": 1e-2, "spike-patterns": 1e-3}  # Tab. S1 LSTM rates (ALIF: 1e-3)
-DRNN_TASKS = {"sl-digits": "scikit-learn 8x8 digits (1,400 train / 397 test), spike-latency coded (64 channels, "
-                           "25 steps of 2 ms)",
-              "sl-digits-1ms": "scikit-learn 8x8 digits, spike-latency coded (64 channels, 50 steps of 1 ms)",
-              "sl-mnist": "MNIST (shared files, 60k/10k), spike-latency coded (784 channels, 50 steps of 1 ms, each "
-                          "shown twice)",
-              "spike-patterns": "synthetic spike patterns standing in for SHD (20 classes, 128 channels, 100 steps)"}
+DRNN_TASKS = {
+    "sl-digits": "scikit-learn 8x8 digits (1,400 train / 397 test), spike-latency coded (64 channels, "
+    "25 steps of 2 ms)",
+    "sl-digits-1ms": "scikit-learn 8x8 digits, spike-latency coded (64 channels, 50 steps of 1 ms)",
+    "sl-mnist": "MNIST (shared files, 60k/10k), spike-latency coded (784 channels, 50 steps of 1 ms, each shown twice)",
+    "spike-patterns": "synthetic spike patterns standing in for SHD (20 classes, 128 channels, 100 steps)",
+}
 
 
 def _spike_task(task: str, seed: int, limit: int | None = None):
@@ -314,6 +508,7 @@ def _spike_task(task: str, seed: int, limit: int | None = None):
     from functools import partial
 
     from ..data.spikes import latency_encode, spike_patterns
+
     if task == "spike-patterns":
         n = limit or 8000
         xtr, ytr = spike_patterns(n, classes=20, channels=128, steps=100, seed=seed)
@@ -321,10 +516,12 @@ def _spike_task(task: str, seed: int, limit: int | None = None):
         return xtr.bool(), ytr, xte.bool(), yte, lambda x: x.float()
     if task in ("sl-digits", "sl-digits-1ms"):
         from sklearn.datasets import load_digits
+
         d = load_digits()
         x, y = torch.tensor(d.data / 16.0, dtype=torch.float32), torch.tensor(d.target)
         return x[:1400], y[:1400], x[1400:], y[1400:], partial(latency_encode, dt=1.0 if task.endswith("1ms") else 2.0)
     from ..data import load_mnist
+
     tr, te = load_mnist("train", download=False), load_mnist("test", download=False)
     xtr, xte = tr.images.reshape(len(tr), -1).float() / 255, te.images.reshape(len(te), -1).float() / 255
     ytr, yte = tr.labels, te.labels
@@ -338,6 +535,7 @@ def drnn_run(cfg: dict, ctx) -> dict:
     it with Adam on a spike task, cross-entropy at every step; test mode accuracy."""
     from ..data.spikes import mode_accuracy
     from ..train import fit
+
     torch.manual_seed(ctx.seed)
     xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], ctx.seed, cfg.get("limit"))
     classes = int(ytr.max()) + 1
@@ -345,13 +543,23 @@ def drnn_run(cfg: dict, ctx) -> dict:
     gen = torch.Generator().manual_seed(ctx.seed)
     out = {"time_radius": float("nan"), "depth_radius": float("nan"), "converged": False, "pre_steps": 0}
     if cfg["target"] is not None:
-        hist = pretrain_stack(model.stack, lambda s: encode(xtr[torch.randint(len(xtr), (8,), generator=gen)]),
-                              target=cfg["target"], steps=cfg["pre_steps"], lr=cfg["pre_lr"], eps=0.05,
-                              seed=ctx.seed, progress=False)
+        hist = pretrain_stack(
+            model.stack,
+            lambda s: encode(xtr[torch.randint(len(xtr), (8,), generator=gen)]),
+            target=cfg["target"],
+            steps=cfg["pre_steps"],
+            lr=cfg["pre_lr"],
+            eps=0.05,
+            seed=ctx.seed,
+            progress=False,
+        )
         radii = final_radii(hist, last=10)
-        out.update(time_radius=float(np.mean([v for k, v in radii.items() if k.startswith("time")])),
-                   depth_radius=float(np.mean([v for k, v in radii.items() if k.startswith("depth")])),
-                   converged=hist.converged, pre_steps=hist.steps)
+        out.update(
+            time_radius=float(np.mean([v for k, v in radii.items() if k.startswith("time")])),
+            depth_radius=float(np.mean([v for k, v in radii.items() if k.startswith("depth")])),
+            converged=hist.converged,
+            pre_steps=hist.steps,
+        )
     if cfg.get("gradient", True):  # Fig. 1c's profile, before training
         out["g"] = input_gradient(model.stack, model.readout, encode(xte[:32]))
 
@@ -366,22 +574,42 @@ def drnn_run(cfg: dict, ctx) -> dict:
     def evaluate(m):  # test mode accuracy and test cross-entropy (at every step, as the training loss)
         dev, acc, ce = next(m.parameters()).device, 0.0, 0.0
         for i in range(0, len(yte), 500):
-            x, y = encode(xte[i:i + 500]).to(dev), yte[i:i + 500].to(dev)
+            x, y = encode(xte[i : i + 500]).to(dev), yte[i : i + 500].to(dev)
             logits = m(x)
             acc += mode_accuracy(logits, y) * len(y)
-            ce += float(torch.nn.functional.cross_entropy(logits.reshape(-1, classes), y.repeat_interleave(x.shape[1]),
-                                                          reduction="sum")) / x.shape[1]
+            ce += (
+                float(
+                    torch.nn.functional.cross_entropy(
+                        logits.reshape(-1, classes), y.repeat_interleave(x.shape[1]), reduction="sum"
+                    )
+                )
+                / x.shape[1]
+            )
         return {"accuracy": acc / len(yte), "ce": ce / len(yte)}
 
     # pre-training and the gradient profile above ran on the CPU; training runs on ctx.device
-    hist = fit(model, batch, loss, steps=cfg["steps"], lr=cfg["lr"], eval_fn=evaluate, device=ctx.device,
-               eval_every=max(1, cfg["steps"] // 4), progress=False, desc=f"{cfg['kind']} {cfg['target']}")
+    hist = fit(
+        model,
+        batch,
+        loss,
+        steps=cfg["steps"],
+        lr=cfg["lr"],
+        eval_fn=evaluate,
+        device=ctx.device,
+        eval_every=max(1, cfg["steps"] // 4),
+        progress=False,
+        desc=f"{cfg['kind']} {cfg['target']}",
+    )
     acc, nan = [e["accuracy"] for e in hist.evals], float("nan")
-    last = hist.loss[-max(1, cfg["steps"] // 10):]  # the training cross-entropy over the last tenth of the steps
-    out.update(accuracy=acc[-1] if acc and not hist.diverged else nan, diverged=hist.diverged,
-               loss=np.array(hist.loss), curve=np.array(acc),
-               test_ce=hist.evals[-1]["ce"] if hist.evals and not hist.diverged else nan,
-               train_ce=float(np.mean(last)) if last and not hist.diverged else nan)
+    last = hist.loss[-max(1, cfg["steps"] // 10) :]  # the training cross-entropy over the last tenth of the steps
+    out.update(
+        accuracy=acc[-1] if acc and not hist.diverged else nan,
+        diverged=hist.diverged,
+        loss=np.array(hist.loss),
+        curve=np.array(acc),
+        test_ce=hist.evals[-1]["ce"] if hist.evals and not hist.diverged else nan,
+        train_ce=float(np.mean(last)) if last and not hist.diverged else nan,
+    )
     return out
 
 
@@ -393,35 +621,69 @@ def drnn_runs(scale: str) -> list[Run]:
             spiking = kind.startswith("alif")
             width = max(8, int(round(DRNN_WIDTHS[task][kind] * s["drnn_width_scale"])))
             for depth in s["drnn_depths"]:
-                for target in ((None, 1.0) if spiking else (None, 1.0, 0.5)):  # the paper: ALIF reach 1/2 poorly
+                for target in (None, 1.0) if spiking else (None, 1.0, 0.5):  # the paper: ALIF reach 1/2 poorly
                     for seed in s["drnn_seeds"]:
-                        runs.append(Run(CHAPTER, "drnn", f"{task}-{kind}-L{depth}-rho{target}-s{seed}", drnn_run,
-                                        dict(task=task, kind=kind, depth=depth, width=width, target=target,
-                                             pre_steps=s["drnn_pre_steps"], pre_lr=1e-2 if not spiking else 1e-3,
-                                             steps=s["drnn_steps"], batch=s["drnn_batch"],
-                                             lr=1e-3 if spiking else DRNN_LR[task], seed=seed)))
+                        runs.append(
+                            Run(
+                                CHAPTER,
+                                "drnn",
+                                f"{task}-{kind}-L{depth}-rho{target}-s{seed}",
+                                drnn_run,
+                                dict(
+                                    task=task,
+                                    kind=kind,
+                                    depth=depth,
+                                    width=width,
+                                    target=target,
+                                    pre_steps=s["drnn_pre_steps"],
+                                    pre_lr=1e-2 if not spiking else 1e-3,
+                                    steps=s["drnn_steps"],
+                                    batch=s["drnn_batch"],
+                                    lr=1e-3 if spiking else DRNN_LR[task],
+                                    seed=seed,
+                                ),
+                            )
+                        )
     return runs
 
 
 def fig_drnn(profile: Profile):
-    return gather(drnn_runs, profile, subset="sl-MNIST and a synthetic stand-in for SHD (PTB not run); 2 seeds; "
-                  "Adam for a fixed number of steps instead of AdaBelief + Lookahead with early stopping")
+    return gather(
+        drnn_runs,
+        profile,
+        subset="sl-MNIST and a synthetic stand-in for SHD (PTB not run); 2 seeds; "
+        "Adam for a fixed number of steps instead of AdaBelief + Lookahead with early stopping",
+    )
 
 
 def drnn_table(col) -> list[dict]:
     """Per (task, depth, cell, target): mean test mode accuracy, divergences, the pre-trained radii."""
-    rows, keys = [], sorted({(r.config["task"], r.config["depth"], r.config["kind"]) for r in col},
-                            key=lambda k: (k[0], k[1], KIND_ORDER.index(k[2])))
+    rows, keys = (
+        [],
+        sorted(
+            {(r.config["task"], r.config["depth"], r.config["kind"]) for r in col},
+            key=lambda k: (k[0], k[1], KIND_ORDER.index(k[2])),
+        ),
+    )
     for task, depth, kind in keys:
         for target in (None, 1.0, 0.5):
             rs = col.where(task=task, depth=depth, kind=kind, target=target)
             if rs:
-                rows.append({"task": task, "depth": depth, "cell": kind, "pre-training": "none" if target is None else f"ρ = {target:g}",
-                             "test mode accuracy": float(np.nanmean([r["accuracy"] for r in rs])) if not all(r["diverged"] for r in rs) else float("nan"),
-                             "diverged": f"{sum(bool(r['diverged']) for r in rs)}/{len(rs)}",
-                             "time radius": float(np.mean([r["time_radius"] for r in rs])),
-                             "depth radius": float(np.mean([r["depth_radius"] for r in rs])),
-                             "g early / late": float(np.mean([early_late(r["g"]) for r in rs]))})
+                rows.append(
+                    {
+                        "task": task,
+                        "depth": depth,
+                        "cell": kind,
+                        "pre-training": "none" if target is None else f"ρ = {target:g}",
+                        "test mode accuracy": float(np.nanmean([r["accuracy"] for r in rs]))
+                        if not all(r["diverged"] for r in rs)
+                        else float("nan"),
+                        "diverged": f"{sum(bool(r['diverged']) for r in rs)}/{len(rs)}",
+                        "time radius": float(np.mean([r["time_radius"] for r in rs])),
+                        "depth radius": float(np.mean([r["depth_radius"] for r in rs])),
+                        "g early / late": float(np.mean([early_late(r["g"]) for r in rs])),
+                    }
+                )
     return rows
 
 
@@ -442,7 +704,8 @@ DRNN_PAPER = [  # Fig. 3 caption: the only numbers the paper gives for it
 
 
 def drnn_win_rates(col) -> list[dict]:
-    """How often ρ = 1/2 beats ρ = 1 and none, over (task, depth, cell) with seeds averaged, beside the paper's rates."""
+    """How often ρ = 1/2 beats ρ = 1 and none, over (task, depth, cell) with seeds averaged, beside the paper's
+    rates."""
     acc = {(r["task"], r["depth"], r["cell"], r["pre-training"]): r["test mode accuracy"] for r in drnn_table(col)}
     cells = {k[:3] for k in acc if k[3] == "ρ = 0.5"}
 
@@ -450,6 +713,7 @@ def drnn_win_rates(col) -> list[dict]:
         pairs = [(acc[c + ("ρ = 0.5",)], acc.get(c + (other,), float("nan"))) for c in cells if c[1] in depths]
         wins = [np.nan_to_num(a, nan=-1) > np.nan_to_num(b, nan=-1) for a, b in pairs]
         return f"{np.mean(wins):.0%} of {len(wins)}" if wins else "not run"
+
     depths = sorted({c[1] for c in cells})
     ours = [rate("ρ = 1", depths), rate("none", [5]), rate("none", [2])]
     return [dict(row, ours=o) for row, o in zip(DRNN_PAPER, ours)]
@@ -460,10 +724,21 @@ def show_drnn(col) -> None:
     panels = sorted({(r["task"], r["depth"]) for r in rows})
     fig, ax = plot.figure(len(panels), 1, width=5.5 * len(panels), height=3.4)
     for a, (task, depth) in zip(ax[0], panels):
-        kinds = [k for k in KIND_ORDER if any(r["cell"] == k and r["task"] == task and r["depth"] == depth for r in rows)]
+        kinds = [
+            k for k in KIND_ORDER if any(r["cell"] == k and r["task"] == task and r["depth"] == depth for r in rows)
+        ]
         for j, (label, color) in enumerate((("none", "C7"), ("ρ = 1", "C3"), ("ρ = 0.5", "C0"))):
-            vals = [next((r["test mode accuracy"] for r in rows if (r["task"], r["depth"], r["cell"], r["pre-training"])
-                          == (task, depth, k, label)), np.nan) for k in kinds]
+            vals = [
+                next(
+                    (
+                        r["test mode accuracy"]
+                        for r in rows
+                        if (r["task"], r["depth"], r["cell"], r["pre-training"]) == (task, depth, k, label)
+                    ),
+                    np.nan,
+                )
+                for k in kinds
+            ]
             a.bar(np.arange(len(kinds)) + (j - 1) * 0.27, vals, width=0.27, color=color, label=label)
         a.set_xticks(range(len(kinds)), kinds)
         a.set(ylabel="test mode accuracy", title=f"{task}, depth {depth}", ylim=(0, 1))
@@ -472,11 +747,19 @@ def show_drnn(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Fig. S1
-LR_PAPER = {("sl-MNIST", "lstm"): 1e-2, ("SHD", "lstm"): 1e-3, ("PTB", "lstm"): 3.16e-4,  # Tab. S1, copied
-            ("sl-MNIST", "alif+"): 1e-3, ("SHD", "alif+"): 1e-3, ("PTB", "alif+"): 1e-3}
+LR_PAPER = {
+    ("sl-MNIST", "lstm"): 1e-2,
+    ("SHD", "lstm"): 1e-3,
+    ("PTB", "lstm"): 3.16e-4,  # Tab. S1, copied
+    ("sl-MNIST", "alif+"): 1e-3,
+    ("SHD", "alif+"): 1e-3,
+    ("PTB", "alif+"): 1e-3,
+}
 LR_PAPER_TASK = {"sl-digits": "sl-MNIST", "sl-mnist": "sl-MNIST", "spike-patterns": "SHD"}  # ours -> the paper's
-LR_SUBSET = ("sl-MNIST and a synthetic stand-in for SHD (PTB not run); 1 seed; Adam for a fixed number of steps "
-             "instead of AdaBelief + Lookahead with early stopping; perplexity at the last step")
+LR_SUBSET = (
+    "sl-MNIST and a synthetic stand-in for SHD (PTB not run); 1 seed; Adam for a fixed number of steps "
+    "instead of AdaBelief + Lookahead with early stopping; perplexity at the last step"
+)
 
 
 def lr_grid_runs(scale: str) -> list[Run]:
@@ -489,10 +772,28 @@ def lr_grid_runs(scale: str) -> list[Run]:
             width = min(width, s["lr_max_width"] or width)
             for lr in s["lr_lrs"]:
                 for seed in s["lr_seeds"]:
-                    runs.append(Run(CHAPTER, "lr_grid", f"{task}-{kind}-lr{lr:g}-s{seed}", drnn_run,
-                                    dict(task=task, kind=kind, depth=2, width=width, target=None, pre_steps=0,
-                                         pre_lr=0.0, steps=s["lr_steps"], batch=s["lr_batch"], lr=lr, seed=seed,
-                                         gradient=False)))
+                    runs.append(
+                        Run(
+                            CHAPTER,
+                            "lr_grid",
+                            f"{task}-{kind}-lr{lr:g}-s{seed}",
+                            drnn_run,
+                            dict(
+                                task=task,
+                                kind=kind,
+                                depth=2,
+                                width=width,
+                                target=None,
+                                pre_steps=0,
+                                pre_lr=0.0,
+                                steps=s["lr_steps"],
+                                batch=s["lr_batch"],
+                                lr=lr,
+                                seed=seed,
+                                gradient=False,
+                            ),
+                        )
+                    )
     return runs
 
 
@@ -503,14 +804,23 @@ def fig_lr_grid(profile: Profile):
 def lr_grid_table(col) -> list[dict]:
     """Per (task, cell, learning rate): seed-mean final training and test perplexity (exp of the cross-entropy)."""
     rows = []
-    for task, kind, lr in sorted({(r.config["task"], r.config["kind"], r.config["lr"]) for r in col},
-                                 key=lambda k: (k[0], KIND_ORDER.index(k[1]), -k[2])):
+    for task, kind, lr in sorted(
+        {(r.config["task"], r.config["kind"], r.config["lr"]) for r in col},
+        key=lambda k: (k[0], KIND_ORDER.index(k[1]), -k[2]),
+    ):
         rs = col.where(task=task, kind=kind, lr=lr)
-        rows.append({"task": task, "cell": kind, "learning rate": lr, "width": rs[0].config["width"],
-                     "train perplexity": float(np.exp(np.mean([r["train_ce"] for r in rs]))),
-                     "test perplexity": float(np.exp(np.mean([r["test_ce"] for r in rs]))),
-                     "test mode accuracy": float(np.mean([r["accuracy"] for r in rs])),
-                     "diverged": f"{sum(bool(r['diverged']) for r in rs)}/{len(rs)}"})
+        rows.append(
+            {
+                "task": task,
+                "cell": kind,
+                "learning rate": lr,
+                "width": rs[0].config["width"],
+                "train perplexity": float(np.exp(np.mean([r["train_ce"] for r in rs]))),
+                "test perplexity": float(np.exp(np.mean([r["test_ce"] for r in rs]))),
+                "test mode accuracy": float(np.mean([r["accuracy"] for r in rs])),
+                "diverged": f"{sum(bool(r['diverged']) for r in rs)}/{len(rs)}",
+            }
+        )
     return rows
 
 
@@ -521,10 +831,17 @@ def lr_optima(col) -> list[dict]:
         curve = [r for r in table if (r["task"], r["cell"]) == (task, kind)]
         best = min(curve, key=lambda r: np.nan_to_num(r["test perplexity"], nan=np.inf))
         ppl = [r["test perplexity"] for r in curve]
-        rows.append({"task": task, "cell": kind, "paper's task": LR_PAPER_TASK[task],
-                     "paper's optimum (Tab. S1)": LR_PAPER[(LR_PAPER_TASK[task], kind)], "our optimum": best["learning rate"],
-                     "best test perplexity": best["test perplexity"],
-                     "perplexity range": float(np.nanmax(ppl) - np.nanmin(ppl))})
+        rows.append(
+            {
+                "task": task,
+                "cell": kind,
+                "paper's task": LR_PAPER_TASK[task],
+                "paper's optimum (Tab. S1)": LR_PAPER[(LR_PAPER_TASK[task], kind)],
+                "our optimum": best["learning rate"],
+                "best test perplexity": best["test perplexity"],
+                "perplexity range": float(np.nanmax(ppl) - np.nanmin(ppl)),
+            }
+        )
     return rows
 
 
@@ -539,8 +856,12 @@ def show_lr_grid(col) -> None:
             a.plot(lrs, [r["test perplexity"] for r in curve], "o-", color=f"C{j}", label=f"{kind}, test")
             a.plot(lrs, [r["train perplexity"] for r in curve], "x--", color=f"C{j}", alpha=0.6, label=f"{kind}, train")
             a.axvline(LR_PAPER[(LR_PAPER_TASK[task], kind)], color=f"C{j}", linestyle=":", linewidth=1)
-        a.set(xscale="log", xlabel="learning rate", ylabel="perplexity = exp(cross-entropy)",
-              title=f"{task}, depth 2 (dotted: Tab. S1's rate)")
+        a.set(
+            xscale="log",
+            xlabel="learning rate",
+            ylabel="perplexity = exp(cross-entropy)",
+            title=f"{task}, depth 2 (dotted: Tab. S1's rate)",
+        )
         a.legend(fontsize=8)
     plot.show(fig, col, data="; ".join(DRNN_TASKS[t] for t in tasks))
 
@@ -549,6 +870,7 @@ def show_lr_grid(col) -> None:
 @functools.lru_cache(maxsize=2)
 def _corpus(level: str):
     from ..data import load_ptb
+
     return load_ptb(level, download=False)
 
 
@@ -558,8 +880,10 @@ def _ptb(level: str, limit: int | None, real: bool = False):
     which ``real=True`` (full runs) refuses."""
     corpus = _corpus(level)
     if real and corpus.entropy_rate_bits is not None:
-        raise FileNotFoundError("this run needs the real Penn Treebank files (ptb/ under ./data, ../shared/data or "
-                                "$LSCNB_DATA); only the offline stand-in was found")
+        raise FileNotFoundError(
+            "this run needs the real Penn Treebank files (ptb/ under ./data, ../shared/data or "
+            "$LSCNB_DATA); only the offline stand-in was found"
+        )
     train = corpus.train[:limit] if limit else corpus.train
     return train, corpus.valid, corpus.test, corpus.vocab_size, corpus.source
 
@@ -586,16 +910,35 @@ def lru_run(cfg: dict, ctx) -> dict:
     from ..models.lru import DeepLRU
     from ..pretrain import lru_transitions, pretrain_lru
     from ..train import fit
+
     torch.manual_seed(ctx.seed)
     train, valid, test, vocab, _ = _ptb(cfg["level"], cfg.get("limit"), cfg.get("real_data", False))
     T, L = cfg["length"], cfg["depth"]
-    model = DeepLRU(vocab, vocab, d_model=cfg["width"], d_state=cfg["width"], depth=L, tokens=True,
-                    dropout=cfg["dropout"], r_min=0.5, r_max=1.0, max_phase=math.pi / 10)  # App. H's LRU init
+    model = DeepLRU(
+        vocab,
+        vocab,
+        d_model=cfg["width"],
+        d_state=cfg["width"],
+        depth=L,
+        tokens=True,
+        dropout=cfg["dropout"],
+        r_min=0.5,
+        r_max=1.0,
+        max_phase=math.pi / 10,
+    )  # App. H's LRU init
     gen = torch.Generator().manual_seed(ctx.seed)
     out = {"pre_steps": 0, "converged": False}
     if cfg["target"] is not None:
-        hist = pretrain_lru(model, lambda s: _windows(train, T, 8, gen)[0], target=lru_targets(cfg["target"], T, L),
-                            steps=cfg["pre_steps"], lr=1e-2, eps=0.05, seed=ctx.seed, progress=False)
+        hist = pretrain_lru(
+            model,
+            lambda s: _windows(train, T, 8, gen)[0],
+            target=lru_targets(cfg["target"], T, L),
+            steps=cfg["pre_steps"],
+            lr=1e-2,
+            eps=0.05,
+            seed=ctx.seed,
+            progress=False,
+        )
         out.update(pre_steps=hist.steps, converged=hist.converged)
     model.eval()
     with torch.no_grad():  # the radii the training starts from
@@ -613,8 +956,10 @@ def lru_run(cfg: dict, ctx) -> dict:
     def perplexity(m, x, y):
         m.eval()
         with torch.no_grad():
-            ce = sum(float(loss(m, x[i:i + 64].to(ctx.device), y[i:i + 64].to(ctx.device))) * len(x[i:i + 64])
-                     for i in range(0, len(x), 64)) / len(x)
+            ce = sum(
+                float(loss(m, x[i : i + 64].to(ctx.device), y[i : i + 64].to(ctx.device))) * len(x[i : i + 64])
+                for i in range(0, len(x), 64)
+            ) / len(x)
         m.train()
         return math.exp(min(ce, 50.0))
 
@@ -628,9 +973,18 @@ def lru_run(cfg: dict, ctx) -> dict:
             continue
         m = copy.deepcopy(model).train()
         g = torch.Generator().manual_seed(ctx.seed + 1)
-        hist = fit(m, lambda k: _windows(train, T, cfg["batch"], g), loss, steps=cfg["steps"], lr=cfg["lr"],
-                   clip=clip, eval_fn=lambda mm: {"ppl": perplexity(mm, xv, yv)}, eval_every=cfg["eval_every"],
-                   progress=False, device=ctx.device)
+        hist = fit(
+            m,
+            lambda k: _windows(train, T, cfg["batch"], g),
+            loss,
+            steps=cfg["steps"],
+            lr=cfg["lr"],
+            clip=clip,
+            eval_fn=lambda mm: {"ppl": perplexity(mm, xv, yv)},
+            eval_every=cfg["eval_every"],
+            progress=False,
+            device=ctx.device,
+        )
         if clip is None:
             unclipped = hist
             out["clip_engaged"] = float(np.mean(np.array(hist.grad_norm) > 1.0)) if hist.grad_norm else float("nan")
@@ -649,12 +1003,35 @@ LRU_LABELS = {None: "default", 1.0: "ρ = 1", 0.5: "ρ = 0.5", "bar": "ρ̄_t = 
 def lru_runs(scale: str) -> list[Run]:
     """Fig. 4: LRU stacks at depth 3 and 6 (quick: 3), each initialisation trained with and without clipping."""
     s = SIZES[scale]
-    return [Run(CHAPTER, "lru", f"{s['lru_level']}-L{depth}-{LRU_LABELS[target].split()[0]}{target}-s{seed}", lru_run,
-                dict(level=s["lru_level"], limit=s["lru_limit"], depth=depth, width=s["lru_width"], length=s["lru_length"],
-                     batch=s["lru_batch"], lr=s["lru_lr"], steps=s["lru_steps"], dropout=0.0, target=target,
-                     pre_steps=s["lru_pre_steps"], clips=[None, 1.0], eval_every=s["lru_eval_every"],
-                     eval_windows=s["lru_eval_windows"], real_data=scale == "full", seed=seed))
-            for depth in s["lru_depths"] for target in s["lru_targets"] for seed in s["lru_seeds"]]
+    return [
+        Run(
+            CHAPTER,
+            "lru",
+            f"{s['lru_level']}-L{depth}-{LRU_LABELS[target].split()[0]}{target}-s{seed}",
+            lru_run,
+            dict(
+                level=s["lru_level"],
+                limit=s["lru_limit"],
+                depth=depth,
+                width=s["lru_width"],
+                length=s["lru_length"],
+                batch=s["lru_batch"],
+                lr=s["lru_lr"],
+                steps=s["lru_steps"],
+                dropout=0.0,
+                target=target,
+                pre_steps=s["lru_pre_steps"],
+                clips=[None, 1.0],
+                eval_every=s["lru_eval_every"],
+                eval_windows=s["lru_eval_windows"],
+                real_data=scale == "full",
+                seed=seed,
+            ),
+        )
+        for depth in s["lru_depths"]
+        for target in s["lru_targets"]
+        for seed in s["lru_seeds"]
+    ]
 
 
 def lru_table_runs(scale: str) -> list[Run]:
@@ -662,16 +1039,42 @@ def lru_table_runs(scale: str) -> list[Run]:
     batch 64, lr 3e-2, exterior dropout 0.2 (depth 3) / 0.1 (depth 6); 4 seeds. Quick: Fig. 4's quick runs."""
     if scale == "quick":
         return lru_runs("quick")
-    return [Run(CHAPTER, "lru_table", f"word-L{depth}-{LRU_LABELS[target].split()[0]}{target}-s{seed}", lru_run,
-                dict(level="word", limit=None, depth=depth, width=256, length=300, batch=64, lr=3e-2, steps=20_000,
-                     dropout=0.2 if depth == 3 else 0.1, target=target, pre_steps=500, clips=[None, 1.0],
-                     eval_every=1000, eval_windows=1024, real_data=True, seed=seed))
-            for depth in (3, 6) for target in LRU_TARGETS for seed in range(4)]
+    return [
+        Run(
+            CHAPTER,
+            "lru_table",
+            f"word-L{depth}-{LRU_LABELS[target].split()[0]}{target}-s{seed}",
+            lru_run,
+            dict(
+                level="word",
+                limit=None,
+                depth=depth,
+                width=256,
+                length=300,
+                batch=64,
+                lr=3e-2,
+                steps=20_000,
+                dropout=0.2 if depth == 3 else 0.1,
+                target=target,
+                pre_steps=500,
+                clips=[None, 1.0],
+                eval_every=1000,
+                eval_windows=1024,
+                real_data=True,
+                seed=seed,
+            ),
+        )
+        for depth in (3, 6)
+        for target in LRU_TARGETS
+        for seed in range(4)
+    ]
 
 
-LRU_SUBSET = ("Adam at a constant learning rate for a fixed number of steps instead of AdaBelief + Lookahead + SWA "
-              "with cosine decay and early stopping; no MLM-style input corruption; random windows from zero state; "
-              "untied readout; pre-training by the paper's loss (eq. 2) on task windows")
+LRU_SUBSET = (
+    "Adam at a constant learning rate for a fixed number of steps instead of AdaBelief + Lookahead + SWA "
+    "with cosine decay and early stopping; no MLM-style input corruption; random windows from zero state; "
+    "untied readout; pre-training by the paper's loss (eq. 2) on task windows"
+)
 
 
 def fig_lru(profile: Profile):
@@ -682,21 +1085,31 @@ def fig_lru_table(profile: Profile, quick=None):
     """Table I: the committed full runs of its configuration when present, else ``quick`` (Fig. 4's quick runs,
     which the spec shares with the table) or the quick sweep."""
     from ..results import store_for
-    if profile.scale == "full" or (profile.is_replay and all(store_for("full", CHAPTER).has(r.key)
-                                                             for r in lru_table_runs("full"))):
+
+    if profile.scale == "full" or (
+        profile.is_replay and all(store_for("full", CHAPTER).has(r.key) for r in lru_table_runs("full"))
+    ):
         return gather(lru_table_runs, profile, subset=LRU_SUBSET)
     return quick if quick is not None else gather(lru_runs, profile, subset=LRU_SUBSET)
 
 
 LRU_PAPER = {  # Table I, copied: (validation, test) perplexity, mean ± std over 4 seeds
-    (3, None, None): ("139.34 ± 27.10", "110.95 ± 26.61"), (3, 1.0, None): ("229.67 ± 32.02", "186.60 ± 27.56"),
-    (3, 0.5, None): ("131.84 ± 2.58", "103.18 ± 2.14"), (3, "bar", None): ("126.57 ± 1.52", "97.94 ± 1.02"),
-    (3, None, 1.0): ("139.35 ± 27.11", "110.69 ± 26.80"), (3, 1.0, 1.0): ("329.42 ± 237.82", "295.01 ± 250.27"),
-    (3, 0.5, 1.0): ("132.06 ± 2.30", "102.69 ± 0.60"), (3, "bar", 1.0): ("133.79 ± 16.02", "104.89 ± 12.46"),
-    (6, None, None): ("125.29 ± 0.82", "97.59 ± 0.78"), (6, 1.0, None): ("545.41 ± 386.85", "535.67 ± 465.11"),
-    (6, 0.5, None): ("132.12 ± 1.49", "103.17 ± 1.36"), (6, "bar", None): ("133.23 ± 18.00", "106.45 ± 17.02"),
-    (6, None, 1.0): ("147.62 ± 39.26", "119.04 ± 37.88"), (6, 1.0, 1.0): ("596.69 ± 409.26", "602.50 ± 515.43"),
-    (6, 0.5, 1.0): ("129.94 ± 0.46", "101.40 ± 0.48"), (6, "bar", 1.0): ("132.74 ± 18.52", "105.48 ± 17.96"),
+    (3, None, None): ("139.34 ± 27.10", "110.95 ± 26.61"),
+    (3, 1.0, None): ("229.67 ± 32.02", "186.60 ± 27.56"),
+    (3, 0.5, None): ("131.84 ± 2.58", "103.18 ± 2.14"),
+    (3, "bar", None): ("126.57 ± 1.52", "97.94 ± 1.02"),
+    (3, None, 1.0): ("139.35 ± 27.11", "110.69 ± 26.80"),
+    (3, 1.0, 1.0): ("329.42 ± 237.82", "295.01 ± 250.27"),
+    (3, 0.5, 1.0): ("132.06 ± 2.30", "102.69 ± 0.60"),
+    (3, "bar", 1.0): ("133.79 ± 16.02", "104.89 ± 12.46"),
+    (6, None, None): ("125.29 ± 0.82", "97.59 ± 0.78"),
+    (6, 1.0, None): ("545.41 ± 386.85", "535.67 ± 465.11"),
+    (6, 0.5, None): ("132.12 ± 1.49", "103.17 ± 1.36"),
+    (6, "bar", None): ("133.23 ± 18.00", "106.45 ± 17.02"),
+    (6, None, 1.0): ("147.62 ± 39.26", "119.04 ± 37.88"),
+    (6, 1.0, 1.0): ("596.69 ± 409.26", "602.50 ± 515.43"),
+    (6, 0.5, 1.0): ("129.94 ± 0.46", "101.40 ± 0.48"),
+    (6, "bar", 1.0): ("132.74 ± 18.52", "105.48 ± 17.96"),
 }
 
 
@@ -717,10 +1130,12 @@ def lru_summary(col) -> dict:
             for clip, tag in ((None, "noclip"), (1.0, "clip")):
                 if rs:
                     out[(depth, target, clip)] = {
-                        "valid": [float(r[f"valid_{tag}"][-1]) for r in rs], "test": [float(r[f"test_{tag}"]) for r in rs],
+                        "valid": [float(r[f"valid_{tag}"][-1]) for r in rs],
+                        "test": [float(r[f"test_{tag}"]) for r in rs],
                         "clip engaged": float(np.mean([r.get("clip_engaged", np.nan) for r in rs])),
                         "time radius": float(np.mean([r["time_radius"] for r in rs])),
-                        "depth radius": float(np.mean([r["depth_radius"] for r in rs]))}
+                        "depth radius": float(np.mean([r["depth_radius"] for r in rs])),
+                    }
     return out
 
 
@@ -729,11 +1144,18 @@ def lru_table(col) -> list[dict]:
     rows, level = [], col[0].config["level"]
     for (depth, target, clip), v in lru_summary(col).items():
         paper = LRU_PAPER.get((depth, target, clip), ("", ""))
-        rows.append({"depth": depth, "init": LRU_LABELS[target] + (" + clip" if clip else ""),
-                     "radii (time, depth)": f"{v['time radius']:.2f}, {v['depth radius']:.2f}",
-                     "steps with ‖g‖ > 1 (unclipped)": f"{v['clip engaged']:.1%}",
-                     f"valid ppl, ours ({level})": _mean_std(v["valid"]), f"test ppl, ours ({level})": _mean_std(v["test"]),
-                     "valid ppl, paper (word)": paper[0], "test ppl, paper (word)": paper[1]})
+        rows.append(
+            {
+                "depth": depth,
+                "init": LRU_LABELS[target] + (" + clip" if clip else ""),
+                "radii (time, depth)": f"{v['time radius']:.2f}, {v['depth radius']:.2f}",
+                "steps with ‖g‖ > 1 (unclipped)": f"{v['clip engaged']:.1%}",
+                f"valid ppl, ours ({level})": _mean_std(v["valid"]),
+                f"test ppl, ours ({level})": _mean_std(v["test"]),
+                "valid ppl, paper (word)": paper[0],
+                "test ppl, paper (word)": paper[1],
+            }
+        )
     return rows
 
 
@@ -748,10 +1170,18 @@ def show_lru(col) -> None:
                     continue
                 curves = [r[f"valid_{tag}"] for r in rs if len(r[f"valid_{tag}"]) == len(rs[0][f"eval_steps_{tag}"])]
                 if curves:
-                    a.plot(rs[0][f"eval_steps_{tag}"], np.mean(curves, axis=0), style, color=f"C{j}",
-                           label=LRU_LABELS[target] if tag == "noclip" else None)
-        a.set(xlabel="training step", ylabel="validation perplexity",
-              title=f"LRU depth {depth}, width {col[0].config['width']} (dashed: clipped)")
+                    a.plot(
+                        rs[0][f"eval_steps_{tag}"],
+                        np.mean(curves, axis=0),
+                        style,
+                        color=f"C{j}",
+                        label=LRU_LABELS[target] if tag == "noclip" else None,
+                    )
+        a.set(
+            xlabel="training step",
+            ylabel="validation perplexity",
+            title=f"LRU depth {depth}, width {col[0].config['width']} (dashed: clipped)",
+        )
         a.legend(fontsize=8)
     data = _ptb_caption(col[0].config)
     plot.show(fig, col, data=data)
@@ -769,6 +1199,7 @@ def decaying_covariance(a: np.ndarray) -> dict:
     across samples, the covariance and Pearson correlation of ``a(t)`` with ``a(t0)`` over samples (per-time
     means removed) and the correlation's p-value, for ``t >= t0``."""
     from scipy import stats
+
     a = np.asarray(a, dtype=float)
     if a.ndim != 2 or a.shape[0] < 3:
         raise ValueError(f"a must have shape (samples >= 3, T), got {a.shape}")
@@ -793,24 +1224,35 @@ def covariance_run(cfg: dict, ctx) -> dict:
     ``||d h[t,l] / d h[t-1,l]||_2`` per sample, step and layer of a 2-layer d-RNN on a batch of task inputs, and
     the statistics of :func:`decaying_covariance` per layer."""
     from ..jacobian import grid_jacobians
+
     torch.manual_seed(ctx.seed)
     xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], ctx.seed, cfg.get("limit"))
-    model = DRNN(cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=int(ytr.max()) + 1,
-                 seed=ctx.seed)
+    model = DRNN(
+        cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=int(ytr.max()) + 1, seed=ctx.seed
+    )
     gen = torch.Generator().manual_seed(ctx.seed)
     out = {"pre_steps": 0}
     if cfg["pretrained"]:
-        hist = pretrain_stack(model.stack, lambda s: encode(xtr[torch.randint(len(xtr), (8,), generator=gen)]),
-                              target=1.0, steps=cfg["pre_steps"], lr=1e-2, eps=0.02, seed=ctx.seed, measure="norm",
-                              progress=False)
+        hist = pretrain_stack(
+            model.stack,
+            lambda s: encode(xtr[torch.randint(len(xtr), (8,), generator=gen)]),
+            target=1.0,
+            steps=cfg["pre_steps"],
+            lr=1e-2,
+            eps=0.02,
+            seed=ctx.seed,
+            measure="norm",
+            progress=False,
+        )
         out["pre_steps"] = hist.steps
         if hist.diverged:  # nothing stable to analyse: recorded, and left out of the figure and table
             out["diverged"] = True
             return out
-    x = encode(xtr[torch.randperm(len(xtr), generator=gen)[:cfg["batch"]]])
+    x = encode(xtr[torch.randperm(len(xtr), generator=gen)[: cfg["batch"]]])
     with torch.no_grad():  # 8 samples at a time: every step's Jacobians of 128 ALIF samples would need ~30 GB
-        norms = [[torch.linalg.matrix_norm(J, ord=2) for J in grid_jacobians(model.stack, xb)["time"]]
-                 for xb in x.split(8)]
+        norms = [
+            [torch.linalg.matrix_norm(J, ord=2) for J in grid_jacobians(model.stack, xb)["time"]] for xb in x.split(8)
+        ]
     for l in range(cfg["depth"]):
         a = torch.cat([n[l] for n in norms]).numpy()  # (B, T)
         for key, value in decaying_covariance(a).items():
@@ -820,10 +1262,28 @@ def covariance_run(cfg: dict, ctx) -> dict:
 
 def covariance_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "covariance", f"{task}-{kind}-{'lsc' if pre else 'default'}-s{seed}", covariance_run,
-                dict(task=task, kind=kind, depth=2, width=DRNN_WIDTHS[task][kind] if scale == "full" else s["cov_width"],
-                     pretrained=pre, pre_steps=s["cov_pre_steps"], batch=s["cov_batch"], seed=seed))
-            for task in s["cov_tasks"] for kind in s["cov_kinds"] for pre in (False, True) for seed in s["cov_seeds"]]
+    return [
+        Run(
+            CHAPTER,
+            "covariance",
+            f"{task}-{kind}-{'lsc' if pre else 'default'}-s{seed}",
+            covariance_run,
+            dict(
+                task=task,
+                kind=kind,
+                depth=2,
+                width=DRNN_WIDTHS[task][kind] if scale == "full" else s["cov_width"],
+                pretrained=pre,
+                pre_steps=s["cov_pre_steps"],
+                batch=s["cov_batch"],
+                seed=seed,
+            ),
+        )
+        for task in s["cov_tasks"]
+        for kind in s["cov_kinds"]
+        for pre in (False, True)
+        for seed in s["cov_seeds"]
+    ]
 
 
 def fig_covariance(profile: Profile):
@@ -834,19 +1294,27 @@ def covariance_summary(col) -> list[dict]:
     """Per run and layer: the median |correlation| and the share of p-values above 0.05, from 10 steps after t0."""
     rows = []
     for r in col:
-        run = {"task": r.config["task"], "cell": r.config["kind"],
-               "init": "LSC (E a_k = 1)" if r.config["pretrained"] else "default",
-               "pre-training": _pretraining_outcome(r)}
+        run = {
+            "task": r.config["task"],
+            "cell": r.config["kind"],
+            "init": "LSC (E a_k = 1)" if r.config["pretrained"] else "default",
+            "pre-training": _pretraining_outcome(r),
+        }
         if r.get("diverged", False):
             rows.append({**run, "layer": "all"})
             continue
         for l in range(r.config["depth"]):
             corr, p = r[f"corr_{l}"][10:], r[f"pvalue_{l}"][10:]
-            rows.append({**run, "layer": l + 1,
-                         "mean a_k": float(np.mean(r[f"mean_{l}"][int(r[f"t0_{l}"]):])),
-                         "max |cov|": float(np.nanmax(np.abs(r[f"cov_{l}"][1:]))),
-                         "median |corr|, t ≥ t0+10": float(np.nanmedian(np.abs(corr))),
-                         "share p > 0.05, t ≥ t0+10": float(np.mean(p[np.isfinite(p)] > 0.05))})
+            rows.append(
+                {
+                    **run,
+                    "layer": l + 1,
+                    "mean a_k": float(np.mean(r[f"mean_{l}"][int(r[f"t0_{l}"]) :])),
+                    "max |cov|": float(np.nanmax(np.abs(r[f"cov_{l}"][1:]))),
+                    "median |corr|, t ≥ t0+10": float(np.nanmedian(np.abs(corr))),
+                    "share p > 0.05, t ≥ t0+10": float(np.mean(p[np.isfinite(p)] > 0.05)),
+                }
+            )
     return rows
 
 
@@ -861,8 +1329,10 @@ def _pretraining_outcome(r) -> str:
 
 
 def show_covariance(col) -> None:
-    runs = sorted((r for r in col if not r.get("diverged", False)),
-                  key=lambda r: (r.config["task"], r.config["kind"], r.config["pretrained"]))
+    runs = sorted(
+        (r for r in col if not r.get("diverged", False)),
+        key=lambda r: (r.config["task"], r.config["kind"], r.config["pretrained"]),
+    )
     depth = runs[0].config["depth"]
     fig, ax = plot.figure(depth * len(runs), 3, width=3.2 * depth * len(runs), height=7)
     for j, r in enumerate(runs):
@@ -873,8 +1343,9 @@ def show_covariance(col) -> None:
             ax[1, c].plot(t, r[f"corr_{l}"], color="C1")
             ax[2, c].plot(t, r[f"pvalue_{l}"], color="C2")
             ax[2, c].axhline(0.05, color="k", linestyle="--", linewidth=0.8)
-            ax[0, c].set_title(f"{r.config['kind']}, {'LSC' if r.config['pretrained'] else 'default'}, layer {l + 1}",
-                               fontsize=9)
+            ax[0, c].set_title(
+                f"{r.config['kind']}, {'LSC' if r.config['pretrained'] else 'default'}, layer {l + 1}", fontsize=9
+            )
             ax[2, c].set(xlabel="time step t", yscale="log")
     for row, label in enumerate(("cov(a(t0), a(t))", "correlation", "p-value")):
         ax[row, 0].set_ylabel(label)
@@ -894,47 +1365,119 @@ def explore_figure(L: int = 10, T: int = 100, rho: float = 1.0):
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {"lemma1": lemma1_runs, "corollary": corollary_runs, "deep_gru": deep_gru_runs, "ffn": ffn_runs,
-           "drnn": drnn_runs, "lru": lru_runs, "lru_table": lru_table_runs, "covariance": covariance_runs,
-           "lr_grid": lr_grid_runs}
+FIGURES = {
+    "lemma1": lemma1_runs,
+    "corollary": corollary_runs,
+    "deep_gru": deep_gru_runs,
+    "ffn": ffn_runs,
+    "drnn": drnn_runs,
+    "lru": lru_runs,
+    "lru_table": lru_table_runs,
+    "covariance": covariance_runs,
+    "lr_grid": lr_grid_runs,
+}
 
 
 def gap_lemma1(col) -> str:
     rows = lemma1_table(col)
-    return "E ρ / χ-mean: " + ", ".join(f"n={r['n']}: {r['ratio']:.3f}" for r in rows if r["n"] >= 64) + \
-        " (the formula underestimates; the paper gives no numbers)"
+    return (
+        "E ρ / χ-mean: "
+        + ", ".join(f"n={r['n']}: {r['ratio']:.3f}" for r in rows if r["n"] >= 64)
+        + " (the formula underestimates; the paper gives no numbers)"
+    )
 
 
 REPRODUCES = [
-    {"source": "Fig. 1a", "what": "the time-depth grid of transition derivatives", "figure": None, "data": "none",
-     "note": "a schematic; the chapter draws its path counts (Fig. 1b)"},
-    {"source": "Fig. 1b", "what": "path counts: polynomial vs exponential growth", "figure": None, "data": "closed form",
-     "note": "computed exactly in the chapter text (no sweep)"},
-    {"source": "Fig. 1c (top)", "what": "PascalRNN gradient, rho = 1 vs 1/2", "figure": None, "data": "closed form",
-     "note": "closed form, checked against a recursion in the tests"},
-    {"source": "Fig. 1c (bottom)", "what": "LSC-pre-trained deep GRU: rho = 1 explodes additively, 1/2 does not",
-     "figure": "deep_gru", "data": "synthetic spike trains (SHD not offline)", "note": "width 32 quick, 117 full"},
-    {"source": "Lemma 1", "what": "expected eigenvalue modulus of Gaussian matrices", "figure": "lemma1",
-     "data": "generated", "note": "the 'vanishing variance' claim is wrong (Var → 1/2)", "gap": gap_lemma1},
-    {"source": "Corollary 1", "what": "Glorot/He/orthogonal satisfy the LSC with rho = 1", "figure": "corollary",
-     "data": "generated Gaussian inputs", "note": ""},
-    {"source": "Fig. 2", "what": "30-layer FFNs: accuracy vs learning rate for Glorot, He, LSC", "figure": "ffn",
-     "data": "proxy: scikit-learn digits (MNIST/CIFAR not run yet)", "note": "fewer learning rates and seeds"},
-    {"source": "Fig. 3", "what": "6 d-RNNs x 3 tasks x depth 2/5: none vs rho 1 vs rho 1/2", "figure": "drnn",
-     "data": "sl-MNIST and an SHD stand-in (full, owed); sl-digits (quick)",
-     "note": "declared subset: no PTB, 2 seeds, Adam with fixed steps; the paper gives only win rates"},
-    {"source": "Tab. S1", "what": "parameter counts of the depth-2 d-RNNs", "figure": None, "data": "none",
-     "note": "reproduced exactly in the tests (ALIF on sl-MNIST/SHD: the paper's counts have 2 unexplained extra)"},
-    {"source": "Fig. 4", "what": "LRU on PTB: default vs rho 1 / 1/2 / rho-bar 1/2, with and without clipping",
-     "figure": "lru", "data": "Penn Treebank, word level (full, owed); a character-level slice (quick)",
-     "note": "Adam at a constant rate instead of AdaBelief + Lookahead + SWA; untied readout"},
-    {"source": "Table I", "what": "LRU on PTB after the authors' hyper-parameter search", "figure": "lru_table",
-     "data": "Penn Treebank, word level (full, owed); quick shares Fig. 4's runs",
-     "note": "no cosine decay, MLM corruption or early stopping; the paper's numbers are shown beside ours"},
-    {"source": "Fig. S1", "what": "learning-rate grid search for LSTM and ALIF", "figure": "lr_grid",
-     "data": "sl-MNIST and an SHD stand-in (full, owed); sl-digits, 3 rates, 50 steps (quick)",
-     "note": "PTB not run; 1 seed; Adam with fixed steps; Tab. S1's optima shown beside ours"},
-    {"source": "Figs. S2-S3", "what": "decaying covariance of a_k, default init and after LSC pre-training",
-     "figure": "covariance", "data": "sl-digits at 1 ms (quick); sl-MNIST and an SHD stand-in (full, on a CPU)",
-     "note": "LSTM only in quick; PTB not run; ALIF pre-training does not converge (one run diverges)"},
+    {
+        "source": "Fig. 1a",
+        "what": "the time-depth grid of transition derivatives",
+        "figure": None,
+        "data": "none",
+        "note": "a schematic; the chapter draws its path counts (Fig. 1b)",
+    },
+    {
+        "source": "Fig. 1b",
+        "what": "path counts: polynomial vs exponential growth",
+        "figure": None,
+        "data": "closed form",
+        "note": "computed exactly in the chapter text (no sweep)",
+    },
+    {
+        "source": "Fig. 1c (top)",
+        "what": "PascalRNN gradient, rho = 1 vs 1/2",
+        "figure": None,
+        "data": "closed form",
+        "note": "closed form, checked against a recursion in the tests",
+    },
+    {
+        "source": "Fig. 1c (bottom)",
+        "what": "LSC-pre-trained deep GRU: rho = 1 explodes additively, 1/2 does not",
+        "figure": "deep_gru",
+        "data": "synthetic spike trains (SHD not offline)",
+        "note": "width 32 quick, 117 full",
+    },
+    {
+        "source": "Lemma 1",
+        "what": "expected eigenvalue modulus of Gaussian matrices",
+        "figure": "lemma1",
+        "data": "generated",
+        "note": "the 'vanishing variance' claim is wrong (Var → 1/2)",
+        "gap": gap_lemma1,
+    },
+    {
+        "source": "Corollary 1",
+        "what": "Glorot/He/orthogonal satisfy the LSC with rho = 1",
+        "figure": "corollary",
+        "data": "generated Gaussian inputs",
+        "note": "",
+    },
+    {
+        "source": "Fig. 2",
+        "what": "30-layer FFNs: accuracy vs learning rate for Glorot, He, LSC",
+        "figure": "ffn",
+        "data": "proxy: scikit-learn digits (MNIST/CIFAR not run yet)",
+        "note": "fewer learning rates and seeds",
+    },
+    {
+        "source": "Fig. 3",
+        "what": "6 d-RNNs x 3 tasks x depth 2/5: none vs rho 1 vs rho 1/2",
+        "figure": "drnn",
+        "data": "sl-MNIST and an SHD stand-in (full, owed); sl-digits (quick)",
+        "note": "declared subset: no PTB, 2 seeds, Adam with fixed steps; the paper gives only win rates",
+    },
+    {
+        "source": "Tab. S1",
+        "what": "parameter counts of the depth-2 d-RNNs",
+        "figure": None,
+        "data": "none",
+        "note": "reproduced exactly in the tests (ALIF on sl-MNIST/SHD: the paper's counts have 2 unexplained extra)",
+    },
+    {
+        "source": "Fig. 4",
+        "what": "LRU on PTB: default vs rho 1 / 1/2 / rho-bar 1/2, with and without clipping",
+        "figure": "lru",
+        "data": "Penn Treebank, word level (full, owed); a character-level slice (quick)",
+        "note": "Adam at a constant rate instead of AdaBelief + Lookahead + SWA; untied readout",
+    },
+    {
+        "source": "Table I",
+        "what": "LRU on PTB after the authors' hyper-parameter search",
+        "figure": "lru_table",
+        "data": "Penn Treebank, word level (full, owed); quick shares Fig. 4's runs",
+        "note": "no cosine decay, MLM corruption or early stopping; the paper's numbers are shown beside ours",
+    },
+    {
+        "source": "Fig. S1",
+        "what": "learning-rate grid search for LSTM and ALIF",
+        "figure": "lr_grid",
+        "data": "sl-MNIST and an SHD stand-in (full, owed); sl-digits, 3 rates, 50 steps (quick)",
+        "note": "PTB not run; 1 seed; Adam with fixed steps; Tab. S1's optima shown beside ours",
+    },
+    {
+        "source": "Figs. S2-S3",
+        "what": "decaying covariance of a_k, default init and after LSC pre-training",
+        "figure": "covariance",
+        "data": "sl-digits at 1 ms (quick); sl-MNIST and an SHD stand-in (full, on a CPU)",
+        "note": "LSTM only in quick; PTB not run; ALIF pre-training does not converge (one run diverges)",
+    },
 ]

@@ -8,6 +8,7 @@ digits), ``table2`` (Table 2, MNIST column: pixel-by-pixel test accuracy), ``hea
 trainability of untied and tied GRUs on padded digits against 3 xi and 6 xi) and ``cellstate`` (Fig. 7: the
 LSTM's stationary cell state, population dynamics vs network).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,19 @@ from .. import jacobian, plot
 from ..config import Profile
 from ..data.mnist import digits_sequences, load_mnist, pixel_sequences
 from ..data.padded import concatenated_digits, padded_sequences, replicated_pixels, standardised_digits
-from ..models.unified import (GatedClassifier, Theta, critical_theta, fresh_product, gated_step, pair_statistics,
-                              sample_weights, simulate_pair, standard_theta, uniform_theta, update)
+from ..models.unified import (
+    GatedClassifier,
+    Theta,
+    critical_theta,
+    fresh_product,
+    gated_step,
+    pair_statistics,
+    sample_weights,
+    simulate_pair,
+    standard_theta,
+    uniform_theta,
+    update,
+)
 from ..sweep import Run, gather
 from ..theory import meanfield as mf
 from ..train import fit
@@ -30,35 +42,94 @@ CHAPTER = "meanfield"
 NOTEBOOK = "book/meanfield.ipynb"
 
 SIZES = {
-    "quick": dict(dyn_width=1000, dyn_seeds=3, spec_width=1000, spec_seeds=3, bp_width=256, bp_length=60,
-                  heat_source="sklearn", heat_width=32, heat_lengths=[1, 2, 4, 8, 16], heat_mu_f=[0, 1, 2, 3, 4, 5],
-                  heat_iters=300, heat_lr=3e-4, cell_width=200, cell_seeds=2, cell_samples=50_000,
-                  len_source="sklearn", len_width=32, len_lengths=[4, 16, 64], len_iters=200, len_lr=1e-2,
-                  curve_source="sklearn", curve_width=32, curve_dim=8, curve_repeats=[1, 4], curve_digits=[1, 3],
-                  curve_digit_repeat=1, curve_iters=120, curve_lr=1e-2, curve_every=15,
-                  seq_source="sklearn", seq_width=32, seq_iters=200, seq_lr=1e-2),
-    "full": dict(dyn_width=4000, dyn_seeds=10, spec_width=4000, spec_seeds=3, bp_width=1000, bp_length=200,
-                 heat_source="mnist", heat_width=128, heat_lengths=[1, 2, 4, 8, 16, 32, 64, 128],
-                 heat_mu_f=[-2, -1, 0, 1, 2, 3, 4, 5, 6], heat_iters=1000, heat_lr=3e-4, cell_width=1000,
-                 cell_seeds=3, cell_samples=200_000,
-                 len_source="mnist", len_width=128, len_lengths=[4, 16, 64, 256, 1024], len_iters=2000, len_lr=3e-3,
-                 curve_source="mnist", curve_width=256, curve_dim=None, curve_repeats=[1, 5, 20], curve_digits=[1, 3, 8],
-                 curve_digit_repeat=10, curve_iters=1000, curve_lr=1e-2, curve_every=50,
-                 seq_source="mnist", seq_width=600, seq_iters=3000, seq_lr=1e-3),
+    "quick": dict(
+        dyn_width=1000,
+        dyn_seeds=3,
+        spec_width=1000,
+        spec_seeds=3,
+        bp_width=256,
+        bp_length=60,
+        heat_source="sklearn",
+        heat_width=32,
+        heat_lengths=[1, 2, 4, 8, 16],
+        heat_mu_f=[0, 1, 2, 3, 4, 5],
+        heat_iters=300,
+        heat_lr=3e-4,
+        cell_width=200,
+        cell_seeds=2,
+        cell_samples=50_000,
+        len_source="sklearn",
+        len_width=32,
+        len_lengths=[4, 16, 64],
+        len_iters=200,
+        len_lr=1e-2,
+        curve_source="sklearn",
+        curve_width=32,
+        curve_dim=8,
+        curve_repeats=[1, 4],
+        curve_digits=[1, 3],
+        curve_digit_repeat=1,
+        curve_iters=120,
+        curve_lr=1e-2,
+        curve_every=15,
+        seq_source="sklearn",
+        seq_width=32,
+        seq_iters=200,
+        seq_lr=1e-2,
+    ),
+    "full": dict(
+        dyn_width=4000,
+        dyn_seeds=10,
+        spec_width=4000,
+        spec_seeds=3,
+        bp_width=1000,
+        bp_length=200,
+        heat_source="mnist",
+        heat_width=128,
+        heat_lengths=[1, 2, 4, 8, 16, 32, 64, 128],
+        heat_mu_f=[-2, -1, 0, 1, 2, 3, 4, 5, 6],
+        heat_iters=1000,
+        heat_lr=3e-4,
+        cell_width=1000,
+        cell_seeds=3,
+        cell_samples=200_000,
+        len_source="mnist",
+        len_width=128,
+        len_lengths=[4, 16, 64, 256, 1024],
+        len_iters=2000,
+        len_lr=3e-3,
+        curve_source="mnist",
+        curve_width=256,
+        curve_dim=None,
+        curve_repeats=[1, 5, 20],
+        curve_digits=[1, 3, 8],
+        curve_digit_repeat=10,
+        curve_iters=1000,
+        curve_lr=1e-2,
+        curve_every=50,
+        seq_source="mnist",
+        seq_width=600,
+        seq_iters=3000,
+        seq_lr=1e-3,
+    ),
 }
 
 # Fig. 5's GRU (spec 2, Fig. 5) and the GRU-a direction of Fig. 2 (Theta_0 + alpha mu_f)
 GRU_FIG5 = Theta("gru", {"f": 1.0, "r": 1.0, "r2": 2.0}, {"f": 0.5, "r": 0.5, "r2": 0.5}, {})
 GRU_A = uniform_theta("gru", 1.0, 1.0)
 # Fig. 4's two peephole initialisations (one far from dynamical isometry, one close) and E.4
-SPECTRUM_THETAS = {"σ² = 4, μ_f = 1": uniform_theta("peephole", 4.0, 1.0, {"f": 1.0}),
-                   "σ² = 1, μ_f = 1": uniform_theta("peephole", 1.0, 1.0, {"f": 1.0}),
-                   "near DI: σ² = 0.01, μ_f = 4": uniform_theta("peephole", 0.01, 1.0, {"f": 4.0})}
+SPECTRUM_THETAS = {
+    "σ² = 4, μ_f = 1": uniform_theta("peephole", 4.0, 1.0, {"f": 1.0}),
+    "σ² = 1, μ_f = 1": uniform_theta("peephole", 1.0, 1.0, {"f": 1.0}),
+    "near DI: σ² = 0.01, μ_f = 4": uniform_theta("peephole", 0.01, 1.0, {"f": 4.0}),
+}
 # Fig. 7: a bimodal and a unimodal stationary cell state (spec T11)
-CELL_THETAS = {"bimodal: μ_f = −2, μ_i = 1, ν_r² = 8": Theta("lstm", {k: 1.0 for k in "ifro"},
-                                                                {"i": 1.0, "f": 1.0, "r": 8.0, "o": 1.0},
-                                                                {"f": -2.0, "i": 1.0}),
-               "unimodal: μ_f = 2": uniform_theta("lstm", 1.0, 1.0, {"f": 2.0})}
+CELL_THETAS = {
+    "bimodal: μ_f = −2, μ_i = 1, ν_r² = 8": Theta(
+        "lstm", {k: 1.0 for k in "ifro"}, {"i": 1.0, "f": 1.0, "r": 8.0, "o": 1.0}, {"f": -2.0, "i": 1.0}
+    ),
+    "unimodal: μ_f = 2": uniform_theta("lstm", 1.0, 1.0, {"f": 2.0}),
+}
 TABLE2_PAPER = {"standard LSTM": {"MNIST": 98.6, "CIFAR-10": 58.8}, "critical LSTM": {"MNIST": 98.9, "CIFAR-10": 61.8}}
 
 
@@ -87,16 +158,36 @@ def dynamics_run(cfg: dict, ctx) -> dict:
         C.append(stats["C"].numpy())
     Sz = np.r_[np.zeros(sw), np.ones(T - sw)]
     traj = mf.trajectory(theta, T, mf.State(0.0, 1.0, 1.0), 1.0, Sz)
-    return {"Q": np.array(Q), "C": np.array(C), "mf_Q": np.array([s.Q for s in traj]),
-            "mf_C": np.array([s.C for s in traj]), "Q_star": mf.fixed_point(theta, 1.0, 1.0).Q}
+    return {
+        "Q": np.array(Q),
+        "C": np.array(C),
+        "mf_Q": np.array([s.Q for s in traj]),
+        "mf_C": np.array([s.C for s in traj]),
+        "Q_star": mf.fixed_point(theta, 1.0, 1.0).Q,
+    }
 
 
 def dynamics_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "dynamics", f"muf{mu}-{'tied' if tied else 'untied'}", dynamics_run,
-                dict(theta=theta_config(GRU_FIG5.with_(mu={"f": float(mu)})), width=s["dyn_width"], steps=40, switch=10,
-                     seeds=s["dyn_seeds"], tied=tied, seed=0))
-            for tied in (False, True) for mu in (-1, 0, 1, 2, 3)]
+    return [
+        Run(
+            CHAPTER,
+            "dynamics",
+            f"muf{mu}-{'tied' if tied else 'untied'}",
+            dynamics_run,
+            dict(
+                theta=theta_config(GRU_FIG5.with_(mu={"f": float(mu)})),
+                width=s["dyn_width"],
+                steps=40,
+                switch=10,
+                seeds=s["dyn_seeds"],
+                tied=tied,
+                seed=0,
+            ),
+        )
+        for tied in (False, True)
+        for mu in (-1, 0, 1, 2, 3)
+    ]
 
 
 def fig_dynamics(profile: Profile):
@@ -106,8 +197,10 @@ def fig_dynamics(profile: Profile):
 def dynamics_errors(col) -> dict:
     """Worst deviations of the untied networks from the mean field: relative in Q, absolute in C (T1)."""
     rs = [r for r in col if not r.config["tied"]]
-    return {"Q_rel": max(float(np.max(np.abs(r["Q"].mean(0) - r["mf_Q"]) / r["mf_Q"])) for r in rs),
-            "C_abs": max(float(np.max(np.abs(r["C"].mean(0) - r["mf_C"]))) for r in rs)}
+    return {
+        "Q_rel": max(float(np.max(np.abs(r["Q"].mean(0) - r["mf_Q"]) / r["mf_Q"])) for r in rs),
+        "C_abs": max(float(np.max(np.abs(r["C"].mean(0) - r["mf_C"]))) for r in rs),
+    }
 
 
 def show_dynamics(col) -> None:
@@ -126,12 +219,20 @@ def show_dynamics(col) -> None:
         a.set(xlabel="step t", ylabel="correlation $C^t$ of the two copies", title=title, ylim=(-0.05, 1.05))
         a.legend(fontsize=8)
     mus = np.linspace(-2, 4, 25)
-    ax[0, 2].plot(mus, [mf.fixed_point(GRU_FIG5.with_(mu={"f": float(m)}), 1.0, 1.0).Q for m in mus], **plot.THEORY,
-                  label="mean field $Q^*$")
+    ax[0, 2].plot(
+        mus,
+        [mf.fixed_point(GRU_FIG5.with_(mu={"f": float(m)}), 1.0, 1.0).Q for m in mus],
+        **plot.THEORY,
+        label="mean field $Q^*$",
+    )
     for tied, marker in ((False, "o"), (True, "s")):
         rs = sorted(col.where(tied=tied), key=lambda r: r.config["theta"]["mu"]["f"])
-        ax[0, 2].plot([r.config["theta"]["mu"]["f"] for r in rs], [float(r["Q"][:, -10:].mean()) for r in rs],
-                      marker, label=f"{'tied' if tied else 'untied'} network, steps 31-40")
+        ax[0, 2].plot(
+            [r.config["theta"]["mu"]["f"] for r in rs],
+            [float(r["Q"][:, -10:].mean()) for r in rs],
+            marker,
+            label=f"{'tied' if tied else 'untied'} network, steps 31-40",
+        )
     ax[0, 2].set(xlabel="forget-gate bias μ_f", ylabel="$Q^*$", yscale="log", title="fixed point vs μ_f")
     ax[0, 2].legend(fontsize=8)
     plot.show(fig, col, data="Gaussian inputs, generated")
@@ -148,10 +249,13 @@ def spectrum_run(cfg: dict, ctx) -> dict:
     for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
         gen = torch.Generator(device=device).manual_seed(seed)
         c = torch.randn(1, n, generator=gen, dtype=torch.float64, device=device)
-        for t in range(T - 1):  # fresh weights every step, sampled in distribution (exact, O(N) per step)
+        for _t in range(T - 1):  # fresh weights every step, sampled in distribution (exact, O(N) per step)
             z = torch.randn(1, n, generator=gen, dtype=torch.float64, device=device)
-            c = update("peephole", c, lambda k, x: (fresh_product(x, theta.s2(k), n, gen)
-                                                    + fresh_product(z, theta.n2(k), n, gen) + theta.m(k)))
+            c = update(
+                "peephole",
+                c,
+                lambda k, x: fresh_product(x, theta.s2(k), n, gen) + fresh_product(z, theta.n2(k), n, gen) + theta.m(k),
+            )
         c = c[0]
         # the last step with explicit matrices, whose Jacobian we take
         W, U, b = sample_weights(theta, n, n, generator=gen, dtype=torch.float64, device=device)
@@ -164,9 +268,16 @@ def spectrum_run(cfg: dict, ctx) -> dict:
 
 def spectrum_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "spectrum", f"theta{i}", spectrum_run,
-                dict(label=label, theta=theta_config(th), width=s["spec_width"], steps=100, seeds=s["spec_seeds"], seed=0))
-            for i, (label, th) in enumerate(SPECTRUM_THETAS.items())]
+    return [
+        Run(
+            CHAPTER,
+            "spectrum",
+            f"theta{i}",
+            spectrum_run,
+            dict(label=label, theta=theta_config(th), width=s["spec_width"], steps=100, seeds=s["spec_seeds"], seed=0),
+        )
+        for i, (label, th) in enumerate(SPECTRUM_THETAS.items())
+    ]
 
 
 def fig_spectrum(profile: Profile):
@@ -177,9 +288,16 @@ def spectrum_table(col) -> list[dict]:
     rows = []
     for r in col:
         v = r["sq_singular_values"]
-        rows.append({"Θ": r.config["label"], "empirical mean": float(v.mean()), "theory m₁": r["m1"],
-                     "empirical variance": float(v.var(axis=1).mean()), "theory, corrected": r["var"],
-                     "theory, as printed (18)": r["var_paper"]})
+        rows.append(
+            {
+                "Θ": r.config["label"],
+                "empirical mean": float(v.mean()),
+                "theory m₁": r["m1"],
+                "empirical variance": float(v.var(axis=1).mean()),
+                "theory, corrected": r["var"],
+                "theory, as printed (18)": r["var_paper"],
+            }
+        )
     return rows
 
 
@@ -195,8 +313,12 @@ def show_spectrum(col) -> None:
             a.axvline(x, **plot.THEORY)
         a.set(title=r.config["label"], xlabel="squared singular value of $J$")
     ax[0, 0].set_ylabel("density")
-    plot.show(fig, col, note="Red: empirical mean ± std; dotted: theory (corrected second moment).",
-              data="Gaussian inputs, generated")
+    plot.show(
+        fig,
+        col,
+        note="Red: empirical mean ± std; dotted: theory (corrected second moment).",
+        data="Gaussian inputs, generated",
+    )
 
 
 # --------------------------------------------------------------------------------------------- backprop
@@ -222,18 +344,36 @@ def backprop_run(cfg: dict, ctx) -> dict:
         norms = torch.stack([jacobian.stable_norm(s.grad) for s in states])
         profiles.append(norms.numpy())
         rates.append(float(jacobian.decay_rate(norms, start=5)))
-    return {"profiles": np.array(profiles), "rates": np.array(rates),
-            "theory_rate": math.sqrt(mf.jacobian_moments(theta)["m1"]),
-            "final_Q": float(states[-1].detach().pow(2).mean())}
+    return {
+        "profiles": np.array(profiles),
+        "rates": np.array(rates),
+        "theory_rate": math.sqrt(mf.jacobian_moments(theta)["m1"]),
+        "final_Q": float(states[-1].detach().pow(2).mean()),
+    }
 
 
 def backprop_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
     inits = {"standard": standard_theta("peephole", 1, 600), "critical": critical_theta("peephole")}
-    return [Run(CHAPTER, "backprop", f"{name}-{'tied' if tied else 'untied'}", backprop_run,
-                dict(init=name, theta=theta_config(th), tied=tied, width=s["bp_width"], length=s["bp_length"], seeds=3,
-                     seed=0))
-            for name, th in inits.items() for tied in (False, True)]
+    return [
+        Run(
+            CHAPTER,
+            "backprop",
+            f"{name}-{'tied' if tied else 'untied'}",
+            backprop_run,
+            dict(
+                init=name,
+                theta=theta_config(th),
+                tied=tied,
+                width=s["bp_width"],
+                length=s["bp_length"],
+                seeds=3,
+                seed=0,
+            ),
+        )
+        for name, th in inits.items()
+        for tied in (False, True)
+    ]
 
 
 def fig_backprop(profile: Profile):
@@ -241,9 +381,16 @@ def fig_backprop(profile: Profile):
 
 
 def backprop_table(col) -> list[dict]:
-    return [{"init": r.config["init"], "weights": "tied" if r.config["tied"] else "untied",
-             "measured factor per step": float(np.mean(r["rates"])), "theory √m₁ (untied)": r["theory_rate"],
-             "final Q of c": r["final_Q"]} for r in col]
+    return [
+        {
+            "init": r.config["init"],
+            "weights": "tied" if r.config["tied"] else "untied",
+            "measured factor per step": float(np.mean(r["rates"])),
+            "theory √m₁ (untied)": r["theory_rate"],
+            "final Q of c": r["final_Q"],
+        }
+        for r in col
+    ]
 
 
 def show_backprop(col) -> None:
@@ -255,7 +402,9 @@ def show_backprop(col) -> None:
         ax[0, 0].plot(k, prof[-1] * r["theory_rate"] ** k, **{**plot.THEORY, "color": color})
     ax[0, 0].set(yscale="log", xlabel="steps back from the loss, T − t", ylabel=r"$\|\partial L/\partial c_t\|$")
     ax[0, 0].legend(fontsize=8)
-    plot.show(fig, col, note="Dotted: the untied mean-field prediction √m₁ per step.", data="Gaussian inputs, generated")
+    plot.show(
+        fig, col, note="Dotted: the untied mean-field prediction √m₁ per step.", data="Gaussian inputs, generated"
+    )
 
 
 # --------------------------------------------------------------------------------------------- Figs. 2 and 6
@@ -271,8 +420,8 @@ def stacked_accuracy(model, x, y, chunk: int, make=None) -> np.ndarray:
     with torch.no_grad():
         correct = 0
         for i in range(0, len(y), chunk):
-            xb = x[i:i + chunk] if make is None else make(x[i:i + chunk])
-            correct = correct + (model(xb).argmax(-1) == y[i:i + chunk]).float().sum(-1)
+            xb = x[i : i + chunk] if make is None else make(x[i : i + chunk])
+            correct = correct + (model(xb).argmax(-1) == y[i : i + chunk]).float().sum(-1)
     return (correct / len(y)).cpu().numpy()
 
 
@@ -283,9 +432,11 @@ def _padder(length: int, gen):
 
 def _sampler(x, y, batch: int, gen, make=None):
     """``fit``'s batch function: ``batch`` random examples drawn with ``gen`` (then ``make`` applied to them)."""
+
     def sample(step):
         idx = torch.randint(len(y), (batch,), generator=gen, device=gen.device)
         return (x[idx] if make is None else make(x[idx])), y[idx]
+
     return sample
 
 
@@ -297,32 +448,68 @@ def heatmap_run(cfg: dict, ctx) -> dict:
     x, y, _ = standardised_digits(cfg["source"], pool=2, limit=cfg.get("limit"))
     x, y = x.to(device), y.to(device)
     thetas = [GRU_A.with_(mu={"f": float(m)}) for m in cfg["mu_f"]]
-    model = GatedClassifier(thetas, cfg["width"], x.shape[1], cfg["length"], 10, untied=not cfg["tied"],
-                            seed=ctx.seed).to(device)
+    model = GatedClassifier(
+        thetas, cfg["width"], x.shape[1], cfg["length"], 10, untied=not cfg["tied"], seed=ctx.seed
+    ).to(device)
     gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
     opt = cfg.get("optimizer", "adam")
-    hist = fit(model, _sampler(x, y, cfg["batch"], gen, _padder(cfg["length"], gen)), stacked_loss, steps=cfg["iters"],
-               lr=cfg["lr"], optimizer=opt, optimizer_kwargs={"momentum": 0.9} if opt == "sgd" else None,
-               checkpoint=ctx.checkpoint, progress=False, generators=(gen,))
+    hist = fit(
+        model,
+        _sampler(x, y, cfg["batch"], gen, _padder(cfg["length"], gen)),
+        stacked_loss,
+        steps=cfg["iters"],
+        lr=cfg["lr"],
+        optimizer=opt,
+        optimizer_kwargs={"momentum": 0.9} if opt == "sgd" else None,
+        checkpoint=ctx.checkpoint,
+        progress=False,
+        generators=(gen,),
+    )
     # fixed on purpose: one noise draw to measure every seed's model on
-    accs = stacked_accuracy(model, x, y, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345)))
-    return {"accuracy": accs, "xi": np.array([mf.time_scale(th, 1.0, 0.0) for th in thetas]),
-            "xi_Sz1": np.array([mf.time_scale(th, 1.0, 1.0) for th in thetas]), "diverged": hist.diverged,
-            "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan")}
+    accs = stacked_accuracy(
+        model, x, y, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345))
+    )
+    return {
+        "accuracy": accs,
+        "xi": np.array([mf.time_scale(th, 1.0, 0.0) for th in thetas]),
+        "xi_Sz1": np.array([mf.time_scale(th, 1.0, 1.0) for th in thetas]),
+        "diverged": hist.diverged,
+        "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan"),
+    }
 
 
 def heatmap_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "heatmap", f"{'tied' if tied else 'untied'}-T{T}", heatmap_run,
-                dict(length=T, tied=tied, mu_f=s["heat_mu_f"], width=s["heat_width"], source=s["heat_source"],
-                     iters=s["heat_iters"], lr=s["heat_lr"], batch=128, seed=0))
-            for tied in (False, True) for T in s["heat_lengths"]]
+    return [
+        Run(
+            CHAPTER,
+            "heatmap",
+            f"{'tied' if tied else 'untied'}-T{T}",
+            heatmap_run,
+            dict(
+                length=T,
+                tied=tied,
+                mu_f=s["heat_mu_f"],
+                width=s["heat_width"],
+                source=s["heat_source"],
+                iters=s["heat_iters"],
+                lr=s["heat_lr"],
+                batch=128,
+                seed=0,
+            ),
+        )
+        for tied in (False, True)
+        for T in s["heat_lengths"]
+    ]
 
 
 def fig_heatmap(profile: Profile):
-    return gather(heatmap_runs, profile, subset="the GRU-a direction only (the paper also shows LSTM panels); "
-                                                 "MNIST 2x2-pooled; 1 seed")
+    return gather(
+        heatmap_runs,
+        profile,
+        subset="the GRU-a direction only (the paper also shows LSTM panels); MNIST 2x2-pooled; 1 seed",
+    )
 
 
 def heatmap_grid(col, tied: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -337,38 +524,64 @@ def heatmap_claims(col, tied: bool = False) -> dict:
     >= 50% accurate, T_half, per forget bias, its Spearman correlation with xi, and the ratio T_half / xi over the
     columns where T_half is neither 0 nor the longest length tried (the constant the paper draws as 3 and 6)."""
     from scipy.stats import spearmanr
+
     lengths, mus, acc, xis = heatmap_grid(col, tied)
     short = [acc[i, j] for i in range(len(lengths)) for j in range(len(mus)) if lengths[i] <= xis[j]]
     long = [acc[i, j] for i in range(len(lengths)) for j in range(len(mus)) if lengths[i] >= 6 * xis[j]]
     t_half = [max([lengths[i] for i in range(len(lengths)) if acc[i, j] >= 0.5], default=0) for j in range(len(mus))]
     ratios = [t / x for t, x in zip(t_half, xis) if 0 < t < max(lengths)]
-    return {"acc_T_le_xi": float(np.mean(short)) if short else float("nan"),
-            "acc_T_ge_6xi": float(np.mean(long)) if long else float("nan"),
-            "spearman_T_half_vs_xi": float(spearmanr(xis, t_half).statistic), "T_half": [int(t) for t in t_half],
-            "T_half_over_xi": [round(float(r), 2) for r in ratios],
-            "constant": float(np.median(ratios)) if ratios else float("nan"),
-            "constant_spread": float(max(ratios) / min(ratios)) if ratios else float("nan")}
+    return {
+        "acc_T_le_xi": float(np.mean(short)) if short else float("nan"),
+        "acc_T_ge_6xi": float(np.mean(long)) if long else float("nan"),
+        "spearman_T_half_vs_xi": float(spearmanr(xis, t_half).statistic),
+        "T_half": [int(t) for t in t_half],
+        "T_half_over_xi": [round(float(r), 2) for r in ratios],
+        "constant": float(np.median(ratios)) if ratios else float("nan"),
+        "constant_spread": float(max(ratios) / min(ratios)) if ratios else float("nan"),
+    }
 
 
 def show_heatmap(col) -> None:
     fig, ax = plot.figure(2, 1, width=11, height=4)
     for a, tied in zip(ax[0], (False, True)):
         lengths, mus, acc, xis = heatmap_grid(col, tied)
-        im = a.imshow(acc, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=1,
-                      extent=(mus[0] - 0.5, mus[-1] + 0.5, -0.5, len(lengths) - 0.5))
+        im = a.imshow(
+            acc,
+            origin="lower",
+            aspect="auto",
+            cmap="viridis",
+            vmin=0,
+            vmax=1,
+            extent=(mus[0] - 0.5, mus[-1] + 0.5, -0.5, len(lengths) - 0.5),
+        )
         a.set_yticks(range(len(lengths)), [str(t) for t in lengths])
         fine = np.linspace(mus[0], mus[-1], 60)
         fxi = np.array([mf.time_scale(GRU_A.with_(mu={"f": float(m)}), 1.0, 0.0) for m in fine])
         for mult, color in ((3, "#1b7837"), (6, "#a6dba0")):
-            a.plot(fine, np.interp(np.log2(mult * fxi), np.log2(lengths), np.arange(len(lengths)),
-                                   left=-0.5, right=len(lengths) - 0.5), color=color, linewidth=2.5, label=f"T = {mult}ξ")
-        a.set(xlabel="forget-gate bias μ_f (GRU-a direction)", ylabel="sequence length T",
-              title=f"{'tied (Fig. 6)' if tied else 'untied (Fig. 2)'}: training accuracy")
+            a.plot(
+                fine,
+                np.interp(
+                    np.log2(mult * fxi), np.log2(lengths), np.arange(len(lengths)), left=-0.5, right=len(lengths) - 0.5
+                ),
+                color=color,
+                linewidth=2.5,
+                label=f"T = {mult}ξ",
+            )
+        a.set(
+            xlabel="forget-gate bias μ_f (GRU-a direction)",
+            ylabel="sequence length T",
+            title=f"{'tied (Fig. 6)' if tied else 'untied (Fig. 2)'}: training accuracy",
+        )
         a.set_ylim(-0.5, len(lengths) - 0.5)
         a.legend(loc="upper left", fontsize=8)
     fig.colorbar(im, ax=ax[0, 1], label="training accuracy")
-    plot.show(fig, col, data=f"padded digits: {'scikit-learn 8x8 digits' if col[0].config['source'] == 'sklearn' else 'MNIST, 2x2-pooled'}"
-                             " at step 1, then Gaussian noise (generated)")
+    plot.show(
+        fig,
+        col,
+        data="padded digits: "
+        + ("scikit-learn 8x8 digits" if col[0].config["source"] == "sklearn" else "MNIST, 2x2-pooled")
+        + " at step 1, then Gaussian noise (generated)",
+    )
 
 
 # --------------------------------------------------------------------------------------------- Fig. 1
@@ -381,31 +594,62 @@ def length_run(cfg: dict, ctx) -> dict:
     cut = len(y) - cfg["held_out"]
     xtr, ytr, xte, yte = x[:cut].to(device), y[:cut].to(device), x[cut:].to(device), y[cut:].to(device)
     thetas = [standard_theta("peephole", x.shape[1], cfg["width"]), critical_theta("peephole")]
-    model = GatedClassifier(thetas, cfg["width"], x.shape[1], cfg["length"], 10, untied=False,
-                            seed=ctx.seed).to(device)
+    model = GatedClassifier(thetas, cfg["width"], x.shape[1], cfg["length"], 10, untied=False, seed=ctx.seed).to(device)
     gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
-    hist = fit(model, _sampler(xtr, ytr, cfg["batch"], gen, _padder(cfg["length"], gen)), stacked_loss,
-               steps=cfg["iters"], lr=cfg["lr"], checkpoint=ctx.checkpoint, progress=False, generators=(gen,))
+    hist = fit(
+        model,
+        _sampler(xtr, ytr, cfg["batch"], gen, _padder(cfg["length"], gen)),
+        stacked_loss,
+        steps=cfg["iters"],
+        lr=cfg["lr"],
+        checkpoint=ctx.checkpoint,
+        progress=False,
+        generators=(gen,),
+    )
     # fixed on purpose: one noise draw to measure every seed's model on
-    acc = stacked_accuracy(model, xte, yte, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345)))
-    return {"accuracy": {"standard": float(acc[0]), "critical": float(acc[1])},
-            "xi": {"standard": mf.time_scale(thetas[0], 1.0, 0.0), "critical": mf.time_scale(thetas[1], 1.0, 0.0)},
-            "diverged": hist.diverged, "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan")}
+    acc = stacked_accuracy(
+        model, xte, yte, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345))
+    )
+    return {
+        "accuracy": {"standard": float(acc[0]), "critical": float(acc[1])},
+        "xi": {"standard": mf.time_scale(thetas[0], 1.0, 0.0), "critical": mf.time_scale(thetas[1], 1.0, 0.0)},
+        "diverged": hist.diverged,
+        "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan"),
+    }
 
 
 def length_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
     held = 397 if s["len_source"] == "sklearn" else 10_000
-    return [Run(CHAPTER, "length", f"T{T}", length_run,
-                dict(length=T, width=s["len_width"], source=s["len_source"], held_out=held, iters=s["len_iters"],
-                     lr=s["len_lr"], batch=128, seed=0))
-            for T in s["len_lengths"]]
+    return [
+        Run(
+            CHAPTER,
+            "length",
+            f"T{T}",
+            length_run,
+            dict(
+                length=T,
+                width=s["len_width"],
+                source=s["len_source"],
+                held_out=held,
+                iters=s["len_iters"],
+                lr=s["len_lr"],
+                batch=128,
+                seed=0,
+            ),
+        )
+        for T in s["len_lengths"]
+    ]
 
 
 def fig_length(profile: Profile):
-    return gather(length_runs, profile, subset="padded digits as the task (the paper's Fig. 1 task is not stated); "
-                                               "N = 128 instead of 600; 2,000 Adam iterations instead of 8,000; 1 seed")
+    return gather(
+        length_runs,
+        profile,
+        subset="padded digits as the task (the paper's Fig. 1 task is not stated); "
+        "N = 128 instead of 600; 2,000 Adam iterations instead of 8,000; 1 seed",
+    )
 
 
 def length_table(col) -> list[dict]:
@@ -413,9 +657,15 @@ def length_table(col) -> list[dict]:
     rows = []
     for r in sorted(col, key=lambda r: r.config["length"]):
         a, xi = r["accuracy"], r["xi"]
-        rows.append({"T": r.config["length"], "standard": a["standard"], "critical": a["critical"],
-                     "T / ξ standard": r.config["length"] / xi["standard"],
-                     "T / ξ critical": r.config["length"] / xi["critical"]})
+        rows.append(
+            {
+                "T": r.config["length"],
+                "standard": a["standard"],
+                "critical": a["critical"],
+                "T / ξ standard": r.config["length"] / xi["standard"],
+                "T / ξ critical": r.config["length"] / xi["critical"],
+            }
+        )
     return rows
 
 
@@ -424,14 +674,27 @@ def show_length(col) -> None:
     fig, ax = plot.figure(1, 1, width=6, height=3.6)
     T = [r["T"] for r in rows]
     for init, color in (("standard", "C0"), ("critical", "C3")):
-        ax[0, 0].plot(T, [r[init] for r in rows], "o-", color=color,
-                      label=f"{init} ({'E.5' if init == 'standard' else 'E.4'}), ξ = {col[0]['xi'][init]:.1f}")
+        ax[0, 0].plot(
+            T,
+            [r[init] for r in rows],
+            "o-",
+            color=color,
+            label=f"{init} ({'E.5' if init == 'standard' else 'E.4'}), ξ = {col[0]['xi'][init]:.1f}",
+        )
     ax[0, 0].axhline(0.1, color="0.6", linewidth=0.8, linestyle=":", label="chance")
-    ax[0, 0].set(xscale="log", xlabel="sequence length T", ylabel="held-out accuracy", ylim=(0, 1.02),
-                 title="tied peephole LSTM, padded digits")
+    ax[0, 0].set(
+        xscale="log",
+        xlabel="sequence length T",
+        ylabel="held-out accuracy",
+        ylim=(0, 1.02),
+        title="tied peephole LSTM, padded digits",
+    )
     ax[0, 0].legend(fontsize=8)
-    data = ("scikit-learn 8x8 digits (last 397 held out)" if col[0].config["source"] == "sklearn"
-            else "MNIST, 2x2-pooled (last 10,000 training digits held out)")
+    data = (
+        "scikit-learn 8x8 digits (last 397 held out)"
+        if col[0].config["source"] == "sklearn"
+        else "MNIST, 2x2-pooled (last 10,000 training digits held out)"
+    )
     plot.show(fig, col, data=f"padded digits: {data} at step 1, then Gaussian noise (generated)")
 
 
@@ -469,10 +732,19 @@ def curve_run(cfg: dict, ctx) -> dict:
                 return {"accuracy": float((m(probe_x)[0].argmax(-1) == probe_y).float().mean())}
 
         start = accuracy(model)["accuracy"]
-        hist = fit(model, lambda step: sample(cfg["batch"], gen),
-                   lambda m, xb, yb: torch.nn.functional.cross_entropy(m(xb)[0], yb), steps=cfg["iters"], lr=cfg["lr"],
-                   optimizer="sgd", optimizer_kwargs={"momentum": 0.9}, clip=cfg["clip"], eval_fn=accuracy,
-                   eval_every=cfg["every"], progress=False)
+        hist = fit(
+            model,
+            lambda step: sample(cfg["batch"], gen),
+            lambda m, xb, yb: torch.nn.functional.cross_entropy(m(xb)[0], yb),
+            steps=cfg["iters"],
+            lr=cfg["lr"],
+            optimizer="sgd",
+            optimizer_kwargs={"momentum": 0.9},
+            clip=cfg["clip"],
+            eval_fn=accuracy,
+            eval_every=cfg["every"],
+            progress=False,
+        )
         out[f"{name}_step"] = np.array([0] + [e["step"] for e in hist.evals], dtype=float)
         out[f"{name}_accuracy"] = np.array([start] + [e["accuracy"] for e in hist.evals], dtype=float)
         out[f"{name}_diverged"] = hist.diverged
@@ -482,21 +754,43 @@ def curve_run(cfg: dict, ctx) -> dict:
 
 def curve_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    common = dict(width=s["curve_width"], source=s["curve_source"], iters=s["curve_iters"], lr=s["curve_lr"],
-                  every=s["curve_every"], clip=1.0, batch=128, probe=256, seed=0)
+    common = dict(
+        width=s["curve_width"],
+        source=s["curve_source"],
+        iters=s["curve_iters"],
+        lr=s["curve_lr"],
+        every=s["curve_every"],
+        clip=1.0,
+        batch=128,
+        probe=256,
+        seed=0,
+    )
     dim_rep = s["curve_dim"] or 7
-    runs = [Run(CHAPTER, "curves", f"replicated-k{k}", curve_run,
-                dict(task="replicated", repeat=k, dim=dim_rep, **common)) for k in s["curve_repeats"]]
+    runs = [
+        Run(CHAPTER, "curves", f"replicated-k{k}", curve_run, dict(task="replicated", repeat=k, dim=dim_rep, **common))
+        for k in s["curve_repeats"]
+    ]
     dim_cat = s["curve_dim"] or 112
-    runs += [Run(CHAPTER, "curves", f"concatenated-n{n}", curve_run,
-                 dict(task="concatenated", digits=n, repeat=s["curve_digit_repeat"], dim=dim_cat, **common))
-             for n in s["curve_digits"]]
+    runs += [
+        Run(
+            CHAPTER,
+            "curves",
+            f"concatenated-n{n}",
+            curve_run,
+            dict(task="concatenated", digits=n, repeat=s["curve_digit_repeat"], dim=dim_cat, **common),
+        )
+        for n in s["curve_digits"]
+    ]
     return runs
 
 
 def fig_curves(profile: Profile):
-    return gather(curve_runs, profile, subset="N = 256 instead of 600; repetitions k = 1, 5, 20 and 1, 3, 8 concatenated "
-                                              "digits (the paper's values are not stated); 1,000 iterations; 1 seed")
+    return gather(
+        curve_runs,
+        profile,
+        subset="N = 256 instead of 600; repetitions k = 1, 5, 20 and 1, 3, 8 concatenated "
+        "digits (the paper's values are not stated); 1,000 iterations; 1 seed",
+    )
 
 
 def curves_table(col) -> list[dict]:
@@ -505,10 +799,17 @@ def curves_table(col) -> list[dict]:
     for r in col:
         c = r.config
         setting = f"k = {c['repeat']}" if c["task"] == "replicated" else f"n = {c['digits']}"
-        rows.append({"task": c["task"], "setting": setting,
-                     "T": r["length"], "classes": 10 if c["task"] == "replicated" else 2 ** c["digits"],
-                     "standard": float(r["standard_accuracy"][-1]), "critical": float(r["critical_accuracy"][-1]),
-                     "standard diverged": bool(r["standard_diverged"])})
+        rows.append(
+            {
+                "task": c["task"],
+                "setting": setting,
+                "T": r["length"],
+                "classes": 10 if c["task"] == "replicated" else 2 ** c["digits"],
+                "standard": float(r["standard_accuracy"][-1]),
+                "critical": float(r["critical_accuracy"][-1]),
+                "standard diverged": bool(r["standard_diverged"]),
+            }
+        )
     return rows
 
 
@@ -521,19 +822,29 @@ def show_curves(col) -> None:
         for j, r in enumerate(rs):
             a, c = ax[i, j], r.config
             for init, color in (("standard", "C0"), ("critical", "C3")):
-                a.plot(r[f"{init}_step"], r[f"{init}_accuracy"], color=color,
-                       label=init + (" (diverged)" if r[f"{init}_diverged"] else ""))
+                a.plot(
+                    r[f"{init}_step"],
+                    r[f"{init}_accuracy"],
+                    color=color,
+                    label=init + (" (diverged)" if r[f"{init}_diverged"] else ""),
+                )
             classes = 10 if task == "replicated" else 2 ** c["digits"]
             a.axhline(1 / classes, color="0.6", linewidth=0.8, linestyle=":")
-            what = (f"pixels ×{c['repeat']}" if task == "replicated"
-                    else f"{c['digits']} digits (0/1), {classes} classes")
+            what = (
+                f"pixels ×{c['repeat']}" if task == "replicated" else f"{c['digits']} digits (0/1), {classes} classes"
+            )
             a.set(title=f"{what}, T = {r['length']}", ylim=(0, 1.02), xlabel="iteration")
             a.legend(fontsize=8)
-        ax[i, 0].set_ylabel("training accuracy\n(" + ("replicated pixels" if task == "replicated"
-                                                        else "concatenated digits") + ")")
+        ax[i, 0].set_ylabel(
+            "training accuracy\n(" + ("replicated pixels" if task == "replicated" else "concatenated digits") + ")"
+        )
     src = col[0].config["source"]
-    plot.show(fig, col, data=f"{'scikit-learn 8x8 digits' if src == 'sklearn' else 'MNIST'}, unrolled ({col[0].config['dim']} "
-                             "values per step for replicated pixels); accuracy on a fixed batch of 256 training sequences")
+    plot.show(
+        fig,
+        col,
+        data=f"{'scikit-learn 8x8 digits' if src == 'sklearn' else 'MNIST'}, unrolled ({col[0].config['dim']} "
+        "values per step for replicated pixels); accuracy on a fixed batch of 256 training sequences",
+    )
 
 
 # --------------------------------------------------------------------------------------------- Table 2
@@ -563,32 +874,65 @@ def table2_run(cfg: dict, ctx) -> dict:
     model = GatedClassifier(thetas, cfg["width"], 1, T, 10, untied=False, seed=ctx.seed).to(device)
     gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
-    hist = fit(model, _sampler(xtr, ytr, cfg["batch"], gen), stacked_loss, steps=cfg["iters"], lr=cfg["lr"],
-               checkpoint=ctx.checkpoint, progress=False, generators=(gen,))
+    hist = fit(
+        model,
+        _sampler(xtr, ytr, cfg["batch"], gen),
+        stacked_loss,
+        steps=cfg["iters"],
+        lr=cfg["lr"],
+        checkpoint=ctx.checkpoint,
+        progress=False,
+        generators=(gen,),
+    )
     acc = stacked_accuracy(model, xte, yte, 1000)
-    return {"accuracy": {"standard": float(acc[0]), "critical": float(acc[1])}, "length": T,
-            "diverged": hist.diverged, "final_loss": float(hist.loss[-1]) if hist.loss else float("nan")}
+    return {
+        "accuracy": {"standard": float(acc[0]), "critical": float(acc[1])},
+        "length": T,
+        "diverged": hist.diverged,
+        "final_loss": float(hist.loss[-1]) if hist.loss else float("nan"),
+    }
 
 
 def table2_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "table2", "mnist", table2_run, dict(source=s["seq_source"], width=s["seq_width"],
-                                                            iters=s["seq_iters"], lr=s["seq_lr"], batch=128, seed=0))]
+    return [
+        Run(
+            CHAPTER,
+            "table2",
+            "mnist",
+            table2_run,
+            dict(source=s["seq_source"], width=s["seq_width"], iters=s["seq_iters"], lr=s["seq_lr"], batch=128, seed=0),
+        )
+    ]
 
 
 def fig_table2(profile: Profile):
-    return gather(table2_runs, profile, subset="MNIST column only (CIFAR-10 is not available offline); "
-                                               "3,000 Adam iterations (about 6 epochs), not full training; 1 seed")
+    return gather(
+        table2_runs,
+        profile,
+        subset="MNIST column only (CIFAR-10 is not available offline); "
+        "3,000 Adam iterations (about 6 epochs), not full training; 1 seed",
+    )
 
 
 def table2_rows(col) -> list[dict]:
     """Table 2: the paper's test accuracies (%) beside ours; our CIFAR-10 column is owed."""
     r = col[0]
-    scale = "full" if col.is_paper_scale else f"quick: {'8x8 digits, T = 64' if r.config['source'] == 'sklearn' else 'MNIST'}"
-    return [{"model": f"{init} peephole LSTM", "MNIST, paper": v["MNIST"],
-             f"MNIST, ours ({scale})": round(100 * r["accuracy"][init.split()[0]], 1),
-             "CIFAR-10, paper": v["CIFAR-10"], "CIFAR-10, ours": "owed (not available offline; needs a GPU run)"}
-            for init, v in (("standard", TABLE2_PAPER["standard LSTM"]), ("critical", TABLE2_PAPER["critical LSTM"]))]
+    scale = (
+        "full"
+        if col.is_paper_scale
+        else f"quick: {'8x8 digits, T = 64' if r.config['source'] == 'sklearn' else 'MNIST'}"
+    )
+    return [
+        {
+            "model": f"{init} peephole LSTM",
+            "MNIST, paper": v["MNIST"],
+            f"MNIST, ours ({scale})": round(100 * r["accuracy"][init.split()[0]], 1),
+            "CIFAR-10, paper": v["CIFAR-10"],
+            "CIFAR-10, ours": "owed (not available offline; needs a GPU run)",
+        }
+        for init, v in (("standard", TABLE2_PAPER["standard LSTM"]), ("critical", TABLE2_PAPER["critical LSTM"]))
+    ]
 
 
 # --------------------------------------------------------------------------------------------- Fig. 7
@@ -611,10 +955,24 @@ def cellstate_run(cfg: dict, ctx) -> dict:
 
 def cellstate_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "cellstate", f"theta{i}", cellstate_run,
-                dict(label=label, theta=theta_config(th), width=s["cell_width"], steps=100, seeds=s["cell_seeds"],
-                     samples=s["cell_samples"], seed=0))
-            for i, (label, th) in enumerate(CELL_THETAS.items())]
+    return [
+        Run(
+            CHAPTER,
+            "cellstate",
+            f"theta{i}",
+            cellstate_run,
+            dict(
+                label=label,
+                theta=theta_config(th),
+                width=s["cell_width"],
+                steps=100,
+                seeds=s["cell_seeds"],
+                samples=s["cell_samples"],
+                seed=0,
+            ),
+        )
+        for i, (label, th) in enumerate(CELL_THETAS.items())
+    ]
 
 
 def fig_cellstate(profile: Profile):
@@ -624,21 +982,32 @@ def fig_cellstate(profile: Profile):
 def cellstate_errors(col) -> dict:
     """KS statistic between network and population cell states, and the relative gap in the final Q_h (T11)."""
     from scipy.stats import ks_2samp
+
     out = {}
     for r in col:
-        out[r.config["label"]] = {"KS": float(ks_2samp(r["c_network"].ravel(), r["c_population"]).statistic),
-                                  "Q_rel": float(abs(r["Q_network"][:, -1].mean() / r["Q_population"][-1] - 1))}
+        out[r.config["label"]] = {
+            "KS": float(ks_2samp(r["c_network"].ravel(), r["c_population"]).statistic),
+            "Q_rel": float(abs(r["Q_network"][:, -1].mean() / r["Q_population"][-1] - 1)),
+        }
     return out
 
 
 def show_cellstate(col) -> None:
     fig, ax = plot.figure(len(col), 1, width=5 * len(col), height=3.4)
     for a, r in zip(ax[0], col):
-        bins = np.linspace(min(r["c_population"].min(), r["c_network"].min()),
-                           max(r["c_population"].max(), r["c_network"].max()), 60)
+        bins = np.linspace(
+            min(r["c_population"].min(), r["c_network"].min()), max(r["c_population"].max(), r["c_network"].max()), 60
+        )
         a.hist(r["c_population"], bins=bins, density=True, color="0.6", label="population dynamics (theory)")
-        a.hist(r["c_network"].ravel(), bins=bins, density=True, histtype="step", color="C3", linewidth=1.5,
-               label=f"untied network, N = {r.config['width']}")
+        a.hist(
+            r["c_network"].ravel(),
+            bins=bins,
+            density=True,
+            histtype="step",
+            color="C3",
+            linewidth=1.5,
+            label=f"untied network, N = {r.config['width']}",
+        )
         a.set(title=r.config["label"], xlabel="cell state c after 100 steps")
         a.legend(fontsize=8)
     ax[0, 0].set_ylabel("density")
@@ -651,8 +1020,10 @@ def explore_figure(mu_f: float = 1.0, sigma2: float = 1.0, nu2: float = 0.5, wid
     Q^t and C^t of an untied network (inputs uncorrelated until t = 10, identical after) against the mean
     field, with Q*, chi and xi in the title. Returns the figure."""
     theta = uniform_theta("gru", sigma2, nu2, {"f": mu_f})
-    out = dynamics_run(dict(theta=theta_config(theta), width=width, steps=40, switch=10, seeds=1, tied=False),
-                       SimpleNamespace(seed=seed))  # the one thing dynamics_run reads from its context
+    out = dynamics_run(
+        dict(theta=theta_config(theta), width=width, steps=40, switch=10, seeds=1, tied=False),
+        SimpleNamespace(seed=seed),
+    )  # the one thing dynamics_run reads from its context
     fig, ax = plot.figure(2, 1, width=10, height=3.3)
     t = np.arange(41)
     ax[0, 0].plot(t, out["Q"][0], color="C3", label="untied network")
@@ -663,21 +1034,38 @@ def explore_figure(mu_f: float = 1.0, sigma2: float = 1.0, nu2: float = 0.5, wid
     ax[0, 1].axvline(10, color="0.7", linewidth=0.8)
     ax[0, 1].set(xlabel="step t", ylabel="$C^t$", ylim=(-0.05, 1.05))
     ax[0, 1].legend(fontsize=8)
-    fig.suptitle(f"GRU, μ_f = {mu_f:g}, σ² = {sigma2:g}, ν² = {nu2:g}:  Q* = {out['Q_star']:.3g},  "
-                 f"χ(Σz=0) = {mf.chi(theta, 1.0, 0.0):.3f},  ξ = {mf.time_scale(theta, 1.0, 0.0):.2f} steps", fontsize=10)
+    fig.suptitle(
+        f"GRU, μ_f = {mu_f:g}, σ² = {sigma2:g}, ν² = {nu2:g}:  Q* = {out['Q_star']:.3g},  "
+        f"χ(Σz=0) = {mf.chi(theta, 1.0, 0.0):.3f},  ξ = {mf.time_scale(theta, 1.0, 0.0):.2f} steps",
+        fontsize=10,
+    )
     return fig
 
 
 def gru_chi_errata(thetas: dict) -> list[dict]:
     """chi of GRUs three ways: the corrected formula, the paper's A.3.1 as printed, and a finite difference."""
-    return [{"Θ": name, "χ corrected": mf.chi(th), "χ as printed (A.3.1)": mf.chi(th, paper=True),
-             "χ finite difference": mf.chi_numeric(th)} for name, th in thetas.items()]
+    return [
+        {
+            "Θ": name,
+            "χ corrected": mf.chi(th),
+            "χ as printed (A.3.1)": mf.chi(th, paper=True),
+            "χ finite difference": mf.chi_numeric(th),
+        }
+        for name, th in thetas.items()
+    ]
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {"dynamics": dynamics_runs, "spectrum": spectrum_runs, "backprop": backprop_runs,
-           "cellstate": cellstate_runs, "heatmap": heatmap_runs, "length": length_runs,
-           "curves": curve_runs, "table2": table2_runs}
+FIGURES = {
+    "dynamics": dynamics_runs,
+    "spectrum": spectrum_runs,
+    "backprop": backprop_runs,
+    "cellstate": cellstate_runs,
+    "heatmap": heatmap_runs,
+    "length": length_runs,
+    "curves": curve_runs,
+    "table2": table2_runs,
+}
 
 
 def gap_spectrum(col) -> str:
@@ -689,49 +1077,104 @@ def gap_spectrum(col) -> str:
 def gap_length(col) -> str:
     rows = length_table(col)
     last = rows[-1]
-    return (f"paper: no numbers (the standard init becomes untrainable as T grows, the critical one does not); ours at "
-            f"T = {last['T']}: standard {last['standard']:.2f}, critical {last['critical']:.2f}")
+    return (
+        f"paper: no numbers (the standard init becomes untrainable as T grows, the critical one does not); ours at "
+        f"T = {last['T']}: standard {last['standard']:.2f}, critical {last['critical']:.2f}"
+    )
 
 
 def gap_curves(col) -> str:
     rows = curves_table(col)
     return "paper: no numbers; ours, final training accuracy standard / critical: " + "; ".join(
-        f"{r['task']} T = {r['T']}: {r['standard']:.2f} / {r['critical']:.2f}" for r in rows)
+        f"{r['task']} T = {r['T']}: {r['standard']:.2f} / {r['critical']:.2f}" for r in rows
+    )
 
 
 def gap_table2(col) -> str:
     a = col[0]["accuracy"]
-    return (f"MNIST paper: standard 98.6, critical 98.9; ours: standard {100 * a['standard']:.1f}, "
-            f"critical {100 * a['critical']:.1f}; CIFAR-10 owed")
+    return (
+        f"MNIST paper: standard 98.6, critical 98.9; ours: standard {100 * a['standard']:.1f}, "
+        f"critical {100 * a['critical']:.1f}; CIFAR-10 owed"
+    )
 
 
 def gap_heatmap(col) -> str:
     c = heatmap_claims(col)
-    return (f"paper: the transition lies between 3ξ and 6ξ; ours: T½ ≈ {c['constant']:.1f}ξ (median, spread "
-            f"×{c['constant_spread']:.1f}), accuracy {c['acc_T_le_xi']:.2f} where T ≤ ξ, {c['acc_T_ge_6xi']:.2f} where T ≥ 6ξ")
+    return (
+        f"paper: the transition lies between 3ξ and 6ξ; ours: T½ ≈ {c['constant']:.1f}ξ (median, spread "
+        f"×{c['constant_spread']:.1f}), accuracy {c['acc_T_le_xi']:.2f} where T ≤ ξ, {c['acc_T_ge_6xi']:.2f} "
+        f"where T ≥ 6ξ"
+    )
 
 
 REPRODUCES = [
-    {"source": "Tables 1, 3", "what": "the gated architectures as special cases of eq. (1)", "figure": None,
-     "data": "none", "note": "rendered from the cell's own expressions (unified.EQUATIONS), checked against the cell (no numbers)"},
-    {"source": "Fig. 1", "what": "accuracy vs sequence length, standard vs critical peephole LSTM", "figure": "length",
-     "data": "quick: scikit-learn digits; full: real MNIST, pooled", "gap": gap_length,
-     "note": "padded digits as the task (the paper's is unstated); tied weights; full run owed"},
-    {"source": "Fig. 2", "what": "trainability heatmaps on padded MNIST against 3ξ and 6ξ", "figure": "heatmap",
-     "data": "quick: scikit-learn digits; full: real MNIST, pooled", "note": "GRU-a direction only; LSTM panel not yet",
-     "gap": gap_heatmap},
-    {"source": "Fig. 3", "what": "training curves, concatenated and pixel-replicated MNIST", "figure": "curves",
-     "data": "quick: scikit-learn digits; full: real MNIST", "gap": gap_curves,
-     "note": "tied peephole LSTM, SGD + momentum, clipping 1.0; repetitions and digit counts are our choice; full run owed"},
-    {"source": "Fig. 4", "what": "squared singular values of the Jacobian, theory mean and std", "figure": "spectrum",
-     "data": "generated Gaussian inputs", "note": "", "gap": gap_spectrum},
-    {"source": "Fig. 5", "what": "GRU mean-field dynamics vs untied and tied networks; Q* vs μ_f",
-     "figure": "dynamics", "data": "generated Gaussian inputs", "note": ""},
-    {"source": "Fig. 6", "what": "Fig. 2 with tied weights", "figure": "heatmap",
-     "data": "quick: scikit-learn digits; full: real MNIST, pooled", "note": "GRU-a direction only"},
-    {"source": "Fig. 7", "what": "LSTM stationary cell state, theory vs network", "figure": "cellstate",
-     "data": "generated Gaussian inputs", "note": ""},
-    {"source": "Table 2", "what": "test accuracy on sequential MNIST and CIFAR-10, standard vs critical", "figure": "table2",
-     "data": "quick: scikit-learn digits; full: MNIST; CIFAR-10 not available offline", "gap": gap_table2,
-     "note": "MNIST column only (CIFAR-10 owed: loader ready, data not offline); full run owed"},
+    {
+        "source": "Tables 1, 3",
+        "what": "the gated architectures as special cases of eq. (1)",
+        "figure": None,
+        "data": "none",
+        "note": "rendered from the cell's own expressions (unified.EQUATIONS), checked against the cell (no numbers)",
+    },
+    {
+        "source": "Fig. 1",
+        "what": "accuracy vs sequence length, standard vs critical peephole LSTM",
+        "figure": "length",
+        "data": "quick: scikit-learn digits; full: real MNIST, pooled",
+        "gap": gap_length,
+        "note": "padded digits as the task (the paper's is unstated); tied weights; full run owed",
+    },
+    {
+        "source": "Fig. 2",
+        "what": "trainability heatmaps on padded MNIST against 3ξ and 6ξ",
+        "figure": "heatmap",
+        "data": "quick: scikit-learn digits; full: real MNIST, pooled",
+        "note": "GRU-a direction only; LSTM panel not yet",
+        "gap": gap_heatmap,
+    },
+    {
+        "source": "Fig. 3",
+        "what": "training curves, concatenated and pixel-replicated MNIST",
+        "figure": "curves",
+        "data": "quick: scikit-learn digits; full: real MNIST",
+        "gap": gap_curves,
+        "note": "tied peephole LSTM, SGD + momentum, clipping 1.0; repetitions and digit counts are our choice; "
+        "full run owed",
+    },
+    {
+        "source": "Fig. 4",
+        "what": "squared singular values of the Jacobian, theory mean and std",
+        "figure": "spectrum",
+        "data": "generated Gaussian inputs",
+        "note": "",
+        "gap": gap_spectrum,
+    },
+    {
+        "source": "Fig. 5",
+        "what": "GRU mean-field dynamics vs untied and tied networks; Q* vs μ_f",
+        "figure": "dynamics",
+        "data": "generated Gaussian inputs",
+        "note": "",
+    },
+    {
+        "source": "Fig. 6",
+        "what": "Fig. 2 with tied weights",
+        "figure": "heatmap",
+        "data": "quick: scikit-learn digits; full: real MNIST, pooled",
+        "note": "GRU-a direction only",
+    },
+    {
+        "source": "Fig. 7",
+        "what": "LSTM stationary cell state, theory vs network",
+        "figure": "cellstate",
+        "data": "generated Gaussian inputs",
+        "note": "",
+    },
+    {
+        "source": "Table 2",
+        "what": "test accuracy on sequential MNIST and CIFAR-10, standard vs critical",
+        "figure": "table2",
+        "data": "quick: scikit-learn digits; full: MNIST; CIFAR-10 not available offline",
+        "gap": gap_table2,
+        "note": "MNIST column only (CIFAR-10 owed: loader ready, data not offline); full run owed",
+    },
 ]

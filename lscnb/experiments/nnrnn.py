@@ -7,6 +7,7 @@ nnRNN vs expRNN vs vanilla RNN vs LSTM at equal width), ``psmnist`` (Fig. 3.2 ri
 accuracy at T = 150 and 300) and ``gamma`` (Table A.6, Fig. A.3: gamma clamped, gradient propagation).
 Tables A.1, A.2 and A.4 are rendered from the configurations below by :func:`hyper_table`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,14 +18,13 @@ import torch
 from torch.nn.utils import parametrize
 from tqdm.auto import tqdm
 
-from .. import plot
+from .. import checks, plot
 from ..config import Profile
-from .. import checks
 from ..data import copy_memory, copy_memory_baseline
+from ..data.mnist import load_mnist, pixel_sequences
 from ..data.ptb_chars import load_ptb_chars
 from ..data.text import batchify, bptt_windows
 from ..lm import evaluate as lm_evaluate
-from ..data.mnist import load_mnist, pixel_sequences
 from ..models import RNNCell
 from ..models.modrelu_rnn import EURNNCell, FreeRNNCell
 from ..models.nonnormal import NNRNNCell
@@ -41,10 +41,19 @@ SIZES = {
 }
 CONFIGS = [(a, b) for b in (0.0, 0.005) for a in (0.95, 1.0, 1.05)]
 TABLE_A5 = {  # thesis values, and the spec's 120-digit references for the ill-conditioned d = 0.2 rows
-    (0.95, 0.0, 0.0): (3.03, None), (1.0, 0.0, 0.0): (5.19, None), (1.05, 0.0, 0.0): (12.1, None),
-    (0.95, 0.005, 0.0): (3.18, None), (1.0, 0.005, 0.0): (5.30, None), (1.05, 0.005, 0.0): (12.1, None),
-    (0.95, 0.0, 0.2): (12.0, 11.939), (1.0, 0.0, 0.2): (16.2, 16.298), (1.05, 0.0, 0.2): (20.5, 20.835),
-    (0.95, 0.005, 0.2): (12.1, 12.089), (1.0, 0.005, 0.2): (16.3, 16.390), (1.05, 0.005, 0.2): (20.4, 20.882)}
+    (0.95, 0.0, 0.0): (3.03, None),
+    (1.0, 0.0, 0.0): (5.19, None),
+    (1.05, 0.0, 0.0): (12.1, None),
+    (0.95, 0.005, 0.0): (3.18, None),
+    (1.0, 0.005, 0.0): (5.30, None),
+    (1.05, 0.005, 0.0): (12.1, None),
+    (0.95, 0.0, 0.2): (12.0, 11.939),
+    (1.0, 0.0, 0.2): (16.2, 16.298),
+    (1.05, 0.0, 0.2): (20.5, 20.835),
+    (0.95, 0.005, 0.2): (12.1, 12.089),
+    (1.0, 0.005, 0.2): (16.3, 16.390),
+    (1.05, 0.005, 0.2): (20.4, 20.882),
+}
 COPY_HYPER = {  # Table A.1 (copy task)
     "nnRNN": dict(lr=5e-4, lr_orth=1e-6, alpha=0.99, delta=1e-4, t_decay=1e-6),
     "expRNN": dict(lr=1e-3, lr_orth=1e-4, alpha=0.99),
@@ -61,13 +70,31 @@ PSMNIST_MATCHED = {"nnRNN": 512, "expRNN": 722, "LSTM": 257}
 """Table A.2's equal-parameter widths (about 269K parameters, Fig. A.1 right)."""
 PSMNIST_QUICK_HYPER = {  # toy scale: one shared learning rate (the paper's per-model rates were tuned at N = 512)
     m: dict(hp, lr=2e-3, **({"lr_orth": 2e-4} if "lr_orth" in hp else {}), **({"delta": 1e-3} if m == "nnRNN" else {}))
-    for m, hp in PSMNIST_HYPER.items()}
+    for m, hp in PSMNIST_HYPER.items()
+}
 PSMNIST_SIZES = {  # pool: side of the average-pooling window (28 / pool pixels per side)
-    "quick": dict(pool=4, n_train=1500, n_eval=500, batch=100, epochs=3, widths={m: 32 for m in PSMNIST_HYPER},
-                  matched={"nnRNN": 32, "expRNN": 42, "LSTM": 16}, seeds=[0], hyper="quick"),
-    "full": dict(pool=1, n_train=50000, n_eval=10000, batch=100, epochs=10,
-                 widths={m: hp["hid"] for m, hp in PSMNIST_HYPER.items()}, matched=PSMNIST_MATCHED, seeds=[0],
-                 hyper="paper"),
+    "quick": dict(
+        pool=4,
+        n_train=1500,
+        n_eval=500,
+        batch=100,
+        epochs=3,
+        widths={m: 32 for m in PSMNIST_HYPER},
+        matched={"nnRNN": 32, "expRNN": 42, "LSTM": 16},
+        seeds=[0],
+        hyper="quick",
+    ),
+    "full": dict(
+        pool=1,
+        n_train=50000,
+        n_eval=10000,
+        batch=100,
+        epochs=10,
+        widths={m: hp["hid"] for m, hp in PSMNIST_HYPER.items()},
+        matched=PSMNIST_MATCHED,
+        seeds=[0],
+        hyper="paper",
+    ),
 }
 PSMNIST_SUBSET = "1 seed and 10 of the paper's 100 epochs; RNN-orth and EURNN rows not run"
 
@@ -98,8 +125,10 @@ def fig_transients(profile: Profile):
 def fmc_run(cfg: dict, ctx) -> dict:
     """Fisher memory curves of Theta(d, alpha, beta) (v = e_1, eps = 1, 150 steps) for the six (alpha, beta)."""
     n = cfg["n"]
-    return {f"a{a}-b{b}": fisher.fisher_memory_curve(fisher.make_theta(n, cfg["d"], a, b), np.eye(n)[0], cfg["steps"])
-            for a, b in CONFIGS}
+    return {
+        f"a{a}-b{b}": fisher.fisher_memory_curve(fisher.make_theta(n, cfg["d"], a, b), np.eye(n)[0], cfg["steps"])
+        for a, b in CONFIGS
+    }
 
 
 def fmc_runs(scale: str) -> list[Run]:
@@ -117,9 +146,17 @@ def table_a5(col) -> list[dict]:
         for a, b in CONFIGS:
             paper, exact = TABLE_A5[(a, b, d)]
             ours = float(r[f"a{a}-b{b}"].sum())
-            rows.append({"α": a, "β": b, "d": d, "thesis J_tot": paper, "ours (float64)": ours,
-                         "120-digit reference": exact if exact is not None else "= float64",
-                         "gap to thesis": f"{ours / paper - 1:+.1%}"})
+            rows.append(
+                {
+                    "α": a,
+                    "β": b,
+                    "d": d,
+                    "thesis J_tot": paper,
+                    "ours (float64)": ours,
+                    "120-digit reference": exact if exact is not None else "= float64",
+                    "gap to thesis": f"{ours / paper - 1:+.1%}",
+                }
+            )
     return rows
 
 
@@ -128,23 +165,36 @@ def show_transients_fmc(tr, fmc) -> None:
     styles = {0.95: ":", 1.0: "-", 1.05: "--"}
     r = tr[0]
     t = np.arange(r.config["steps"])
-    for (a, b) in CONFIGS:
+    for a, b in CONFIGS:
         m = r[f"a{a}-b{b}"]
         color = "C0" if b == 0 else "C3"
         ax[0, 0].plot(t, m[0], styles[a], color=color, label=f"α = {a}, β = {b}")
         ax[0, 0].fill_between(t, np.clip(m[0] - m[1], 1e-6, None), m[0] + m[1], color=color, alpha=0.1)
     ax[0, 0].plot(t, r["orthogonal"][0], color="0.5", label="orthogonal")
-    ax[0, 0].set(yscale="log", ylim=(2.3e-5, 2.3e2), xlim=(0, 125), xlabel="t", ylabel="‖h_t‖",
-                 title="(b) transient amplification, d = 0")
+    ax[0, 0].set(
+        yscale="log",
+        ylim=(2.3e-5, 2.3e2),
+        xlim=(0, 125),
+        xlabel="t",
+        ylabel="‖h_t‖",
+        title="(b) transient amplification, d = 0",
+    )
     ax[0, 0].legend(fontsize=6)
     for a_i, d in zip((1, 2), (0.0, 0.2)):
         res = fmc.one(d=d)
-        for (a, b) in CONFIGS:
+        for a, b in CONFIGS:
             ax[0, a_i].plot(res[f"a{a}-b{b}"], styles[a], color="C0" if b == 0 else "C3", label=f"α = {a}, β = {b}")
-        ax[0, a_i].set(yscale="log", ylim=(5e-3, 1), xlabel="t", ylabel="J(t)", title=f"(c) Fisher memory curve, d = {d}")
+        ax[0, a_i].set(
+            yscale="log", ylim=(5e-3, 1), xlabel="t", ylabel="J(t)", title=f"(c) Fisher memory curve, d = {d}"
+        )
     ax[0, 1].legend(fontsize=6)
-    plot.show(fig, tr, fmc, data="closed-form linear dynamics, N = 100, 1,000 random initial states "
-              f"(seed {r.config['seed'] + r.config.get('seed_offset', 0)})")
+    plot.show(
+        fig,
+        tr,
+        fmc,
+        data="closed-form linear dynamics, N = 100, 1,000 random initial states "
+        f"(seed {r.config['seed'] + r.config.get('seed_offset', 0)})",
+    )
 
 
 # --------------------------------------------------------------------------------------------- Fig. 3.2
@@ -199,8 +249,9 @@ class _CellModel(torch.nn.Module):
         return torch.stack(out, 1), h
 
 
-def make_model(name: str, width: int, seed: int, *, n_in: int = 10, n_out: int = 9, hyper: dict | None = None,
-               init: str = "henaff"):
+def make_model(
+    name: str, width: int, seed: int, *, n_in: int = 10, n_out: int = 9, hyper: dict | None = None, init: str = "henaff"
+):
     """(recurrent model with ``sequence(x)``, readout, optimisers) with the RMSprop settings of ``hyper[name]``
     (Table A.1 by default; P's skew parameter in its own optimiser, T weight-decayed in its own group)."""
     hyper = COPY_HYPER if hyper is None else hyper
@@ -219,8 +270,11 @@ def make_model(name: str, width: int, seed: int, *, n_in: int = 10, n_out: int =
         core, orth = _CellModel(EURNNCell(n_in, width, capacity=hp.get("capacity", 2), seed=seed)), None
         main = [{"params": list(core.parameters()), "lr": hp["lr"]}]
     elif arch == "expRNN":
-        core = _CellModel(OrthogonalRNNCell(n_in, width, map="exp", init=init, input_init=hp.get("input_init", "xavier"),
-                                            input_bias=False))
+        core = _CellModel(
+            OrthogonalRNNCell(
+                n_in, width, map="exp", init=init, input_init=hp.get("input_init", "xavier"), input_bias=False
+            )
+        )
         skew_param = core.cell.recurrent.parametrizations.weight.original
         main = [{"params": [p for p in core.parameters() if p is not skew_param], "lr": hp["lr"]}]
         orth = [{"params": [skew_param], "lr": hp["lr_orth"]}]
@@ -253,8 +307,7 @@ def effective_parameters(core, readout) -> int:
         rec = core.cell.effective_parameters()
     elif isinstance(getattr(core, "cell", None), OrthogonalRNNCell):
         n = core.cell.hidden_size
-        rec = n * (n - 1) // 2 + sum(p.numel() for name, p in core.cell.named_parameters()
-                                     if "recurrent" not in name)
+        rec = n * (n - 1) // 2 + sum(p.numel() for name, p in core.cell.named_parameters() if "recurrent" not in name)
     else:
         rec = sum(p.numel() for p in core.parameters() if p.requires_grad)
     return rec + sum(p.numel() for p in readout.parameters())
@@ -301,16 +354,27 @@ def copy_run(cfg: dict, ctx) -> dict:
         snap = _theta_snapshot(core)
         out["P_orthogonality"], out["gamma_mean"] = snap["P_orthogonality"], snap["gamma_mean"]
         if track:
-            out.update(snap, T_norm=np.array(t_norm + [float(np.linalg.norm(snap["T"]))]),
-                       P_orth_history=np.array(p_orth + [snap["P_orthogonality"]]))
+            out.update(
+                snap,
+                T_norm=np.array(t_norm + [float(np.linalg.norm(snap["T"]))]),
+                P_orth_history=np.array(p_orth + [snap["P_orthogonality"]]),
+            )
     return out
 
 
 def copy_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "copy", f"{m}-s{seed}", copy_run,
-                dict(model=m, T=s["copy_T"], width=s["copy_width"], iters=s["copy_iters"], seed=seed))
-            for m in COPY_HYPER for seed in s["copy_seeds"]]
+    return [
+        Run(
+            CHAPTER,
+            "copy",
+            f"{m}-s{seed}",
+            copy_run,
+            dict(model=m, T=s["copy_T"], width=s["copy_width"], iters=s["copy_iters"], seed=seed),
+        )
+        for m in COPY_HYPER
+        for seed in s["copy_seeds"]
+    ]
 
 
 def fig_copy(profile: Profile):
@@ -330,8 +394,12 @@ def show_copy(col) -> None:
             smooth = np.convolve(r["loss"], np.ones(k) / k, mode="valid")
             ax[0, 0].plot(np.arange(len(smooth)) + k, smooth, color=f"C{i}", label=m if r.config["seed"] == 0 else None)
     ax[0, 0].axhline(col[0]["baseline"], **plot.PAPER, label="memoryless baseline")
-    ax[0, 0].set(yscale="log", xlabel="iteration", ylabel="cross-entropy (20-step mean)",
-                 title=f"copy task, T = {col[0].config['T']}, N = {col[0].config['width']}")
+    ax[0, 0].set(
+        yscale="log",
+        xlabel="iteration",
+        ylabel="cross-entropy (20-step mean)",
+        title=f"copy task, T = {col[0].config['T']}, N = {col[0].config['width']}",
+    )
     ax[0, 0].legend(fontsize=8)
     plot.show(fig, col, data="copy-memory sequences, generated (8 symbols, length T + 20)")
 
@@ -351,16 +419,22 @@ def psmnist_data(pool: int, n_train: int, n_eval: int, split_seed: int = 0):
         return pixel_sequences(imgs, permute=True)
 
     order = torch.randperm(len(train), generator=torch.Generator().manual_seed(split_seed))  # fixed: held-out split
-    tr, va = order[:n_train], order[len(train) - n_eval:]
+    tr, va = order[:n_train], order[len(train) - n_eval :]
     x = seq(train.images)
-    return {"train": (x[tr], train.labels[tr]), "valid": (x[va], train.labels[va]),
-            "test": (seq(test.images[:n_eval]), test.labels[:n_eval]), "source": train.source}
+    return {
+        "train": (x[tr], train.labels[tr]),
+        "valid": (x[va], train.labels[va]),
+        "test": (seq(test.images[:n_eval]), test.labels[:n_eval]),
+        "source": train.source,
+    }
 
 
 @torch.no_grad()
 def _accuracy(core, readout, x, y, batch: int = 500) -> float:
-    hits = sum(int((readout(core.sequence(x[i:i + batch])[:, -1]).argmax(-1) == y[i:i + batch]).sum())
-               for i in range(0, len(y), batch))
+    hits = sum(
+        int((readout(core.sequence(x[i : i + batch])[:, -1]).argmax(-1) == y[i : i + batch]).sum())
+        for i in range(0, len(y), batch)
+    )
     return hits / len(y)
 
 
@@ -370,17 +444,17 @@ def psmnist_run(cfg: dict, ctx) -> dict:
     hyper = PSMNIST_HYPER if cfg["hyper"] == "paper" else PSMNIST_QUICK_HYPER
     name = cfg["model"]
     data = psmnist_data(cfg["pool"], cfg["n_train"], cfg["n_eval"])
-    core, readout, opts = make_model(name, cfg["width"], ctx.seed, n_in=1, n_out=10, hyper=hyper,
-                                     init="cayley")
+    core, readout, opts = make_model(name, cfg["width"], ctx.seed, n_in=1, n_out=10, hyper=hyper, init="cayley")
     (x, y), gen = data["train"], torch.Generator().manual_seed(ctx.seed)
     device = getattr(ctx, "device", "cpu")
     core, readout = core.to(device), readout.to(device)
     losses, valid, best, test_at_best, diverged = [], [], -1.0, float("nan"), False
-    for epoch in tqdm(range(cfg["epochs"]), desc=f"psMNIST {name}", disable=not getattr(ctx, "progress", False),
-                      leave=False):
+    for _epoch in tqdm(
+        range(cfg["epochs"]), desc=f"psMNIST {name}", disable=not getattr(ctx, "progress", False), leave=False
+    ):
         order = torch.randperm(len(y), generator=gen)
         for i in range(0, len(y) - cfg["batch"] + 1, cfg["batch"]):
-            idx = order[i:i + cfg["batch"]]
+            idx = order[i : i + cfg["batch"]]
             logits = readout(core.sequence(x[idx].to(device))[:, -1])
             loss = torch.nn.functional.cross_entropy(logits, y[idx].to(device))
             total = loss + (core.cell.gamma_penalty(hyper[name]["delta"]) if name == "nnRNN" else 0.0)
@@ -396,9 +470,15 @@ def psmnist_run(cfg: dict, ctx) -> dict:
         valid.append(acc)
         if acc > best:
             best, test_at_best = acc, _accuracy(core, readout, *(t.to(device) for t in data["test"]))
-    out = {"loss": np.array(losses), "valid_acc": np.array(valid), "best_valid": max(best, 0.0),
-           "test_at_best": test_at_best, "diverged": diverged, "params": effective_parameters(core, readout),
-           "steps": int(x.shape[1])}
+    out = {
+        "loss": np.array(losses),
+        "valid_acc": np.array(valid),
+        "best_valid": max(best, 0.0),
+        "test_at_best": test_at_best,
+        "diverged": diverged,
+        "params": effective_parameters(core, readout),
+        "steps": int(x.shape[1]),
+    }
     if name == "nnRNN":
         out.update(_theta_snapshot(core))
     return out
@@ -406,14 +486,32 @@ def psmnist_run(cfg: dict, ctx) -> dict:
 
 def psmnist_runs(scale: str) -> list[Run]:
     s = PSMNIST_SIZES[scale]
-    base = dict(pool=s["pool"], n_train=s["n_train"], n_eval=s["n_eval"], batch=s["batch"], epochs=s["epochs"],
-                hyper=s["hyper"])
-    runs = [Run(CHAPTER, "psmnist", f"{m}-N{s['widths'][m]}-s{seed}", psmnist_run,
-                dict(base, model=m, width=s["widths"][m], budget="width", seed=seed))
-            for m in PSMNIST_HYPER for seed in s["seeds"]]
-    runs += [Run(CHAPTER, "psmnist", f"{m}-N{w}-params-s{seed}", psmnist_run,
-                 dict(base, model=m, width=w, budget="params", seed=seed))
-             for m, w in s["matched"].items() if w != s["widths"][m] for seed in s["seeds"]]
+    base = dict(
+        pool=s["pool"], n_train=s["n_train"], n_eval=s["n_eval"], batch=s["batch"], epochs=s["epochs"], hyper=s["hyper"]
+    )
+    runs = [
+        Run(
+            CHAPTER,
+            "psmnist",
+            f"{m}-N{s['widths'][m]}-s{seed}",
+            psmnist_run,
+            dict(base, model=m, width=s["widths"][m], budget="width", seed=seed),
+        )
+        for m in PSMNIST_HYPER
+        for seed in s["seeds"]
+    ]
+    runs += [
+        Run(
+            CHAPTER,
+            "psmnist",
+            f"{m}-N{w}-params-s{seed}",
+            psmnist_run,
+            dict(base, model=m, width=w, budget="params", seed=seed),
+        )
+        for m, w in s["matched"].items()
+        if w != s["widths"][m]
+        for seed in s["seeds"]
+    ]
     return runs
 
 
@@ -439,10 +537,16 @@ def psmnist_final(col) -> list[dict]:
         for m in PSMNIST_HYPER:
             runs = _budget_runs(col, m, budget)
             if runs:
-                rows.append({"budget": "equal width" if budget == "width" else "equal parameters", "model": m,
-                             "N": runs[0].config["width"], "parameters": int(runs[0]["params"]),
-                             "best valid acc": float(np.mean([r["best_valid"] for r in runs])),
-                             "test acc at best": float(np.mean([r["test_at_best"] for r in runs]))})
+                rows.append(
+                    {
+                        "budget": "equal width" if budget == "width" else "equal parameters",
+                        "model": m,
+                        "N": runs[0].config["width"],
+                        "parameters": int(runs[0]["params"]),
+                        "best valid acc": float(np.mean([r["best_valid"] for r in runs])),
+                        "test acc at best": float(np.mean([r["test_at_best"] for r in runs])),
+                    }
+                )
     return rows
 
 
@@ -452,14 +556,26 @@ def show_psmnist(col) -> None:
         for i, m in enumerate(PSMNIST_HYPER):
             for r in _budget_runs(col, m, budget):
                 acc = r["valid_acc"]
-                ax[0, j].plot(np.arange(1, len(acc) + 1), acc, "o-", color=f"C{i}",
-                              label=f"{m} (N = {r.config['width']}, {int(r['params']):,} params)")
-        ax[0, j].set(xlabel="epoch", ylabel="validation accuracy",
-                     title=("Fig. 3.2 right: equal width" if budget == "width" else "Fig. A.1 right: equal parameters")
-                     + f", {col[0]['steps']} steps")
+                ax[0, j].plot(
+                    np.arange(1, len(acc) + 1),
+                    acc,
+                    "o-",
+                    color=f"C{i}",
+                    label=f"{m} (N = {r.config['width']}, {int(r['params']):,} params)",
+                )
+        ax[0, j].set(
+            xlabel="epoch",
+            ylabel="validation accuracy",
+            title=("Fig. 3.2 right: equal width" if budget == "width" else "Fig. A.1 right: equal parameters")
+            + f", {col[0]['steps']} steps",
+        )
         ax[0, j].legend(fontsize=7)
-    plot.show(fig, col, data=f"real MNIST, pixels average-pooled by {col[0].config['pool']} and permuted "
-              f"(RandomState(1234)); {col[0].config['n_train']:,} training images")
+    plot.show(
+        fig,
+        col,
+        data=f"real MNIST, pixels average-pooled by {col[0].config['pool']} and permuted "
+        f"(RandomState(1234)); {col[0].config['n_train']:,} training images",
+    )
 
 
 # --------------------------------------------------------------------------------------------- Table 3.1 / A.3
@@ -469,53 +585,116 @@ def _ptb_row(model, hid, lr, alpha, budgets=("width", "params"), **extra) -> dic
 
 PTB_HYPER = {  # Table A.4 (PTB, truncation length 150 and 300): one row per model and width, as the thesis prints it
     length: [
-        _ptb_row("nnRNN", 1024, 8e-4, 0.9, arch="nnRNN", lr_orth=8e-5 if length == 150 else 6e-5,
-                 delta=1.0 if length == 150 else 1e-4, t_decay=1e-4, init="cayley"),
-        _ptb_row("expRNN", 1024, 5e-3, 0.9, ("width",), arch="expRNN", lr_orth=1e-4, init="cayley",
-                 input_init="kaiming"),  # the authors' PTB script's default input init
-        _ptb_row("expRNN", 1386, 5e-3, 0.9, ("params",), arch="expRNN", lr_orth=1e-4, init="cayley",
-                 input_init="kaiming"),
+        _ptb_row(
+            "nnRNN",
+            1024,
+            8e-4,
+            0.9,
+            arch="nnRNN",
+            lr_orth=8e-5 if length == 150 else 6e-5,
+            delta=1.0 if length == 150 else 1e-4,
+            t_decay=1e-4,
+            init="cayley",
+        ),
+        _ptb_row(
+            "expRNN", 1024, 5e-3, 0.9, ("width",), arch="expRNN", lr_orth=1e-4, init="cayley", input_init="kaiming"
+        ),  # the authors' PTB script's default input init
+        _ptb_row(
+            "expRNN", 1386, 5e-3, 0.9, ("params",), arch="expRNN", lr_orth=1e-4, init="cayley", input_init="kaiming"
+        ),
         _ptb_row("LSTM", 1024, 8e-3, 0.9, ("width",), arch="LSTM"),
-        _ptb_row("LSTM", 475, 1e-3 if length == 150 else 3e-3, 0.99 if length == 150 else 0.9, ("params",),
-                 arch="LSTM"),
+        _ptb_row(
+            "LSTM", 475, 1e-3 if length == 150 else 3e-3, 0.99 if length == 150 else 0.9, ("params",), arch="LSTM"
+        ),
         _ptb_row("RNN-orth", 1024, 1e-4, 0.9, arch="RNN-orth", init="orth" if length == 150 else "cayley"),
         _ptb_row("EURNN", 1024, 1e-3, 0.9, ("width",), arch="EURNN", capacity=2),
         _ptb_row("EURNN", 2048, 1e-3, 0.9, ("params",), arch="EURNN", capacity=2),
         _ptb_row("RNN", 1024, 1e-5, 0.9, arch="RNN-modReLU", init="glorot"),
-    ] for length in (150, 300)}
+    ]
+    for length in (150, 300)
+}
 PTB_MODELS = ["RNN", "RNN-orth", "EURNN", "expRNN", "nnRNN", "LSTM"]
 PTB_SHARED = {  # toy scale: one learning rate for every model (the thesis's rates were tuned at N = 1024)
-    "lr": 5e-3, "lr_orth": 5e-4, "alpha": 0.9}
-PTB_SIZES = {
-    "quick": dict(width=32, emb=16, batch=16, epochs=1, n_train=200_000, n_eval=8_000, eval_batch=10,
-                  seeds=[0], hyper="quick", budgets=["width"]),
-    "full": dict(width=None, emb=200, batch=128, epochs=100, n_train=None, n_eval=None, eval_batch=10,
-                 seeds=[0], hyper="paper", budgets=["width", "params"]),
+    "lr": 5e-3,
+    "lr_orth": 5e-4,
+    "alpha": 0.9,
 }
-PTB_SUBSET = ("1 seed of the thesis's 5 (no error bars); EURNN is the real tunable-capacity-2 variant "
-              "(the thesis does not state its capacity)")
+PTB_SIZES = {
+    "quick": dict(
+        width=32,
+        emb=16,
+        batch=16,
+        epochs=1,
+        n_train=200_000,
+        n_eval=8_000,
+        eval_batch=10,
+        seeds=[0],
+        hyper="quick",
+        budgets=["width"],
+    ),
+    "full": dict(
+        width=None,
+        emb=200,
+        batch=128,
+        epochs=100,
+        n_train=None,
+        n_eval=None,
+        eval_batch=10,
+        seeds=[0],
+        hyper="paper",
+        budgets=["width", "params"],
+    ),
+}
+PTB_SUBSET = (
+    "1 seed of the thesis's 5 (no error bars); EURNN is the real tunable-capacity-2 variant "
+    "(the thesis does not state its capacity)"
+)
 TABLE_3_1 = {  # thesis Table 3.1 (test BPC) and Table A.3 (test accuracy, %): mean, SEM
-    "bpc": {("RNN", "params", 150): (2.89, 0.002), ("RNN", "params", 300): (2.90, 0.0016),
-            ("RNN", "width", 150): (2.89, 0.002), ("RNN", "width", 300): (2.90, 0.002),
-            ("RNN-orth", "params", 150): (1.62, 0.004), ("RNN-orth", "params", 300): (1.66, 0.006),
-            ("RNN-orth", "width", 150): (1.62, 0.004), ("RNN-orth", "width", 300): (1.66, 0.006),
-            ("EURNN", "params", 150): (1.61, 0.001), ("EURNN", "params", 300): (1.62, 0.001),
-            ("EURNN", "width", 150): (1.69, 0.001), ("EURNN", "width", 300): (1.68, 0.001),
-            ("expRNN", "params", 150): (1.49, 0.008), ("expRNN", "params", 300): (1.52, 0.001),
-            ("expRNN", "width", 150): (1.51, 0.005), ("expRNN", "width", 300): (1.55, 0.001),
-            ("nnRNN", "params", 150): (1.47, 0.003), ("nnRNN", "params", 300): (1.49, 0.002),
-            ("nnRNN", "width", 150): (1.47, 0.003), ("nnRNN", "width", 300): (1.49, 0.002),
-            ("LSTM", "width", 150): (1.37, 0.003)},  # LSTM: text only, N = 1024 (length not stated)
-    "acc": {("RNN", "params", 150): (40.01, 0.026), ("RNN", "params", 300): (39.97, 0.025),
-            ("RNN", "width", 150): (40.01, 0.026), ("RNN", "width", 300): (39.97, 0.025),
-            ("RNN-orth", "params", 150): (66.29, 0.07), ("RNN-orth", "params", 300): (65.53, 0.09),
-            ("RNN-orth", "width", 150): (66.29, 0.07), ("RNN-orth", "width", 300): (65.53, 0.09),
-            ("EURNN", "params", 150): (65.68, 0.002), ("EURNN", "params", 300): (65.55, 0.002),
-            ("EURNN", "width", 150): (64.01, 0.002), ("EURNN", "width", 300): (64.20, 0.003),
-            ("expRNN", "params", 150): (68.07, 0.15), ("expRNN", "params", 300): (67.58, 0.04),
-            ("expRNN", "width", 150): (67.51, 0.11), ("expRNN", "width", 300): (66.89, 0.024),
-            ("nnRNN", "params", 150): (68.78, 0.0006), ("nnRNN", "params", 300): (68.52, 0.0004),
-            ("nnRNN", "width", 150): (68.78, 0.0006), ("nnRNN", "width", 300): (68.52, 0.0004)},
+    "bpc": {
+        ("RNN", "params", 150): (2.89, 0.002),
+        ("RNN", "params", 300): (2.90, 0.0016),
+        ("RNN", "width", 150): (2.89, 0.002),
+        ("RNN", "width", 300): (2.90, 0.002),
+        ("RNN-orth", "params", 150): (1.62, 0.004),
+        ("RNN-orth", "params", 300): (1.66, 0.006),
+        ("RNN-orth", "width", 150): (1.62, 0.004),
+        ("RNN-orth", "width", 300): (1.66, 0.006),
+        ("EURNN", "params", 150): (1.61, 0.001),
+        ("EURNN", "params", 300): (1.62, 0.001),
+        ("EURNN", "width", 150): (1.69, 0.001),
+        ("EURNN", "width", 300): (1.68, 0.001),
+        ("expRNN", "params", 150): (1.49, 0.008),
+        ("expRNN", "params", 300): (1.52, 0.001),
+        ("expRNN", "width", 150): (1.51, 0.005),
+        ("expRNN", "width", 300): (1.55, 0.001),
+        ("nnRNN", "params", 150): (1.47, 0.003),
+        ("nnRNN", "params", 300): (1.49, 0.002),
+        ("nnRNN", "width", 150): (1.47, 0.003),
+        ("nnRNN", "width", 300): (1.49, 0.002),
+        ("LSTM", "width", 150): (1.37, 0.003),
+    },  # LSTM: text only, N = 1024 (length not stated)
+    "acc": {
+        ("RNN", "params", 150): (40.01, 0.026),
+        ("RNN", "params", 300): (39.97, 0.025),
+        ("RNN", "width", 150): (40.01, 0.026),
+        ("RNN", "width", 300): (39.97, 0.025),
+        ("RNN-orth", "params", 150): (66.29, 0.07),
+        ("RNN-orth", "params", 300): (65.53, 0.09),
+        ("RNN-orth", "width", 150): (66.29, 0.07),
+        ("RNN-orth", "width", 300): (65.53, 0.09),
+        ("EURNN", "params", 150): (65.68, 0.002),
+        ("EURNN", "params", 300): (65.55, 0.002),
+        ("EURNN", "width", 150): (64.01, 0.002),
+        ("EURNN", "width", 300): (64.20, 0.003),
+        ("expRNN", "params", 150): (68.07, 0.15),
+        ("expRNN", "params", 300): (67.58, 0.04),
+        ("expRNN", "width", 150): (67.51, 0.11),
+        ("expRNN", "width", 300): (66.89, 0.024),
+        ("nnRNN", "params", 150): (68.78, 0.0006),
+        ("nnRNN", "params", 300): (68.52, 0.0004),
+        ("nnRNN", "width", 150): (68.78, 0.0006),
+        ("nnRNN", "width", 300): (68.52, 0.0004),
+    },
 }
 
 
@@ -535,8 +714,9 @@ class CharLM(torch.nn.Module):
     def __init__(self, core, decoder, vocab_size: int, embedding: int):
         super().__init__()
         self.core, self.decoder = core, decoder
-        self.embed = torch.nn.Embedding(checks.positive_int(vocab_size, "vocab_size"),
-                                        checks.positive_int(embedding, "embedding"))
+        self.embed = torch.nn.Embedding(
+            checks.positive_int(vocab_size, "vocab_size"), checks.positive_int(embedding, "embedding")
+        )
         for w in (self.embed.weight, decoder.weight):
             torch.nn.init.uniform_(w, -0.1, 0.1)
         torch.nn.init.zeros_(decoder.bias)
@@ -550,8 +730,9 @@ def make_lm(hp: dict, seed: int, vocab_size: int, embedding: int):
     """(CharLM, optimisers) for a Table A.4 row ``hp``: RMSprop as :func:`make_model`, the embedding with the
     main learning rate."""
     name = hp["model"]
-    core, decoder, opts = make_model(name, hp["hid"], seed, n_in=embedding, n_out=vocab_size, hyper={name: hp},
-                                     init=hp.get("init", "henaff"))
+    core, decoder, opts = make_model(
+        name, hp["hid"], seed, n_in=embedding, n_out=vocab_size, hyper={name: hp}, init=hp.get("init", "henaff")
+    )
     lm = CharLM(core, decoder, vocab_size, embedding)
     opts[0].add_param_group({"params": list(lm.embed.parameters()), "lr": hp["lr"]})
     return lm, opts
@@ -585,7 +766,7 @@ def backprop_norms(lm, tokens, state=None) -> np.ndarray:
 def ptb_data(n_train: int | None, n_eval: int | None):
     """Character ids of PTB (train, valid, test), cut to the first ``n_train`` / ``n_eval`` characters."""
     corpus = load_ptb_chars()
-    cut = (lambda ids, n: ids if n is None else ids[:checks.positive_int(n, "n")])
+    cut = lambda ids, n: ids if n is None else ids[: checks.positive_int(n, "n")]
     return corpus, cut(corpus.train, n_train), cut(corpus.valid, n_eval), cut(corpus.test, n_eval)
 
 
@@ -616,8 +797,12 @@ def ptb_run(cfg: dict, ctx) -> dict:
     params = [p for p in lm.parameters() if p.requires_grad]
     rows = batchify(train, cfg["batch"]).to(device)
     losses, gnorms, valid_bpc, best, best_state, diverged = [], [], [], float("inf"), None, False
-    for epoch in tqdm(range(cfg["epochs"]), desc=f"PTB {hp['model']}-{hp['hid']}",
-                      disable=not getattr(ctx, "progress", False), leave=False):
+    for _epoch in tqdm(
+        range(cfg["epochs"]),
+        desc=f"PTB {hp['model']}-{hp['hid']}",
+        disable=not getattr(ctx, "progress", False),
+        leave=False,
+    ):
         states = None
         for x, y in bptt_windows(rows, cfg["length"]):
             logits, states = lm(x, states)
@@ -645,9 +830,15 @@ def ptb_run(cfg: dict, ctx) -> dict:
             for o in opts:
                 for g in o.param_groups:
                     g["lr"] *= 0.5
-    out = {"loss": np.array(losses), "grad_norm": np.array(gnorms), "valid_bpc": np.array(valid_bpc),
-           "diverged": diverged, "params": effective_parameters(lm.core, lm.decoder) + lm.embed.weight.numel(),
-           "vocab": corpus.vocab_size, "source": corpus.source}
+    out = {
+        "loss": np.array(losses),
+        "grad_norm": np.array(gnorms),
+        "valid_bpc": np.array(valid_bpc),
+        "diverged": diverged,
+        "params": effective_parameters(lm.core, lm.decoder) + lm.embed.weight.numel(),
+        "vocab": corpus.vocab_size,
+        "source": corpus.source,
+    }
     if best_state is not None:
         lm.load_state_dict(best_state)
         res = lm_evaluate(lm, test, batch=cfg["eval_batch"], length=cfg["length"], device=device)
@@ -660,15 +851,27 @@ def ptb_run(cfg: dict, ctx) -> dict:
         if cfg.get("keep_theta"):
             out["Theta"] = snap["Theta"].astype(np.float16)
         if cfg.get("probe") and best_state is not None:
-            window = batchify(valid, cfg["eval_batch"])[:, :cfg["length"] + 1].to(device)
+            window = batchify(valid, cfg["eval_batch"])[:, : cfg["length"] + 1].to(device)
             out["backprop_norm"] = backprop_norms(lm, window)
     return out
 
 
 def _ptb_config(s: dict, row: dict, length: int, seed: int, **extra) -> dict:
-    return dict(row=row, model=row["model"], width=row["hid"], length=length, emb=s["emb"], batch=s["batch"],
-                epochs=s["epochs"], n_train=s["n_train"], n_eval=s["n_eval"], eval_batch=s["eval_batch"],
-                hyper=s["hyper"], seed=seed, **extra)
+    return dict(
+        row=row,
+        model=row["model"],
+        width=row["hid"],
+        length=length,
+        emb=s["emb"],
+        batch=s["batch"],
+        epochs=s["epochs"],
+        n_train=s["n_train"],
+        n_eval=s["n_eval"],
+        eval_batch=s["eval_batch"],
+        hyper=s["hyper"],
+        seed=seed,
+        **extra,
+    )
 
 
 def _scaled_rows(scale: str, length: int) -> list[dict]:
@@ -682,10 +885,20 @@ def _scaled_rows(scale: str, length: int) -> list[dict]:
 
 def ptb_runs(scale: str) -> list[Run]:
     s = PTB_SIZES[scale]
-    return [Run(CHAPTER, "ptb", f"{r['model']}-N{r['hid']}-T{length}-s{seed}", ptb_run,
-                _ptb_config(s, r, length, seed, budgets=r["budgets"], probe=r["model"] == "nnRNN",
-                            keep_theta=r["model"] == "nnRNN"))
-            for length in (150, 300) for r in _scaled_rows(scale, length) for seed in s["seeds"]]
+    return [
+        Run(
+            CHAPTER,
+            "ptb",
+            f"{r['model']}-N{r['hid']}-T{length}-s{seed}",
+            ptb_run,
+            _ptb_config(
+                s, r, length, seed, budgets=r["budgets"], probe=r["model"] == "nnRNN", keep_theta=r["model"] == "nnRNN"
+            ),
+        )
+        for length in (150, 300)
+        for r in _scaled_rows(scale, length)
+        for seed in s["seeds"]
+    ]
 
 
 def fig_ptb(profile: Profile):
@@ -712,8 +925,7 @@ def table_3_1(col, metric: str = "bpc") -> list[dict]:
     rows = []
     for budget in ("params", "width"):
         for m in PTB_MODELS:
-            row = {"budget": "≈1.32M parameters" if budget == "params" else "N = 1024 (toy: equal width)",
-                   "model": m}
+            row = {"budget": "≈1.32M parameters" if budget == "params" else "N = 1024 (toy: equal width)", "model": m}
             have = False
             for length in (150, 300):
                 runs = [r for r in col.where(model=m, length=length) if budget in r.config["budgets"]]
@@ -746,16 +958,21 @@ def show_ptb(col) -> None:
 def _ptb_data_note(col) -> str:
     c = col[0].config
     amount = "the full corpus" if c["n_train"] is None else f"its first {c['n_train']:,} training characters"
-    return (f"{col[0]['source']}, {amount}; validation and test "
-            + ("in full" if c["n_eval"] is None else f"cut to {c['n_eval']:,} characters"))
+    return f"{col[0]['source']}, {amount}; validation and test " + (
+        "in full" if c["n_eval"] is None else f"cut to {c['n_eval']:,} characters"
+    )
 
 
 # --------------------------------------------------------------------------------------------- Table A.6 / Fig. A.3
 GAMMA_FIXED = (1.0, 0.958)
 TABLE_A6 = {  # thesis Table A.6: test BPC (mean, SEM, failed runs out of 5), N = 1024, about 1.32M parameters
-    ("nnRNN", 150): (1.47, 0.003, 0), ("nnRNN", 300): (1.49, 0.002, 0),
-    ("γ = 1", 150): (1.46, 0.005, 1), ("γ = 1", 300): (1.49, 0.022, 2),
-    ("γ = 0.958", 150): (1.47, 0.005, 0), ("γ = 0.958", 300): (1.49, 0.008, 0)}
+    ("nnRNN", 150): (1.47, 0.003, 0),
+    ("nnRNN", 300): (1.49, 0.002, 0),
+    ("γ = 1", 150): (1.46, 0.005, 1),
+    ("γ = 1", 300): (1.49, 0.022, 2),
+    ("γ = 0.958", 150): (1.47, 0.005, 0),
+    ("γ = 0.958", 300): (1.49, 0.008, 0),
+}
 GAMMA_SEEDS = {"quick": [0], "full": [0, 1, 2, 3, 4]}
 GAMMA_SUBSET = "the regularised nnRNN row has the seeds of Table 3.1 (1); the clamped rows have the thesis's 5"
 
@@ -769,9 +986,17 @@ def gamma_runs(scale: str) -> list[Run]:
         row = next(r for r in _scaled_rows(scale, length) if r["model"] == "nnRNN")
         for g in GAMMA_FIXED:
             for seed in GAMMA_SEEDS[scale]:
-                runs.append(Run(CHAPTER, "gamma", f"nnRNN-gamma{g}-N{row['hid']}-T{length}-s{seed}", ptb_run,
-                                _ptb_config(s, dict(row, gamma_fixed=g), length, seed, budgets=row["budgets"],
-                                            gamma_fixed=g, probe=True)))
+                runs.append(
+                    Run(
+                        CHAPTER,
+                        "gamma",
+                        f"nnRNN-gamma{g}-N{row['hid']}-T{length}-s{seed}",
+                        ptb_run,
+                        _ptb_config(
+                            s, dict(row, gamma_fixed=g), length, seed, budgets=row["budgets"], gamma_fixed=g, probe=True
+                        ),
+                    )
+                )
     return runs
 
 
@@ -781,8 +1006,10 @@ def fig_gamma(profile: Profile):
 
 def _gamma_variants(gamma_col, ptb_col, length: int) -> dict:
     """Label -> runs of the three nnRNN variants at ``length``."""
-    return {"nnRNN": ptb_col.where(model="nnRNN", length=length, width=gamma_col[0].config["width"]),
-            **{f"γ = {g:g}": gamma_col.where(gamma_fixed=g, length=length) for g in GAMMA_FIXED}}
+    return {
+        "nnRNN": ptb_col.where(model="nnRNN", length=length, width=gamma_col[0].config["width"]),
+        **{f"γ = {g:g}": gamma_col.where(gamma_fixed=g, length=length) for g in GAMMA_FIXED},
+    }
 
 
 def table_a6(gamma_col, ptb_col) -> list[dict]:
@@ -797,7 +1024,9 @@ def table_a6(gamma_col, ptb_col) -> list[dict]:
             ok = [r["test_bpc"] for r in runs if not r["diverged"]]
             row[f"ours, T={length}"] = float(np.mean(ok)) if ok else ("diverged" if runs else "not run")
             row[f"failed, T={length}"] = f"{failed} of {len(runs)}"
-            row[f"thesis, T={length}"] = f"{paper[0]:g} ± {paper[1]:g}" + (f" ({paper[2]} of 5 failed)" if paper[2] else "")
+            row[f"thesis, T={length}"] = f"{paper[0]:g} ± {paper[1]:g}" + (
+                f" ({paper[2]} of 5 failed)" if paper[2] else ""
+            )
         rows.append(row)
     return rows
 
@@ -814,11 +1043,21 @@ def show_gamma(gamma_col, ptb_col) -> None:
             ax[0, 0].plot(np.arange(len(g)), g, styles[length], color=f"C{i}", label=f"{label}, T = {length}")
             k = max(1, len(r["grad_norm"]) // 25)
             smooth = np.convolve(r["grad_norm"], np.ones(k) / k, mode="valid")
-            ax[0, 1].plot(np.arange(len(smooth)) + k, smooth, styles[length], color=f"C{i}", label=f"{label}, T = {length}")
-    ax[0, 0].set(yscale="log", xlabel="steps back from the window's end", ylabel="‖∂L/∂h_t‖",
-                 title="Fig. A.3 left: gradient while backpropagating")
-    ax[0, 1].set(yscale="log", xlabel="training window", ylabel="‖∇L‖ (before the step)",
-                 title="Fig. A.3 right: gradient norm during training")
+            ax[0, 1].plot(
+                np.arange(len(smooth)) + k, smooth, styles[length], color=f"C{i}", label=f"{label}, T = {length}"
+            )
+    ax[0, 0].set(
+        yscale="log",
+        xlabel="steps back from the window's end",
+        ylabel="‖∂L/∂h_t‖",
+        title="Fig. A.3 left: gradient while backpropagating",
+    )
+    ax[0, 1].set(
+        yscale="log",
+        xlabel="training window",
+        ylabel="‖∇L‖ (before the step)",
+        title="Fig. A.3 right: gradient norm during training",
+    )
     for a in ax[0]:
         a.legend(fontsize=6)
     plot.show(fig, gamma_col, ptb_col, data=_ptb_data_note(gamma_col))
@@ -831,8 +1070,18 @@ def _thesis_rows(rows: str) -> list[dict]:
     for line in rows.strip().splitlines():
         model, hid, *vals = [v.strip() for v in line.split("|")]
         num = [float(v) if v else None for v in vals[:5]]
-        out.append(dict(model=model, hid=int(hid), lr=num[0], lr_orth=num[1], alpha=num[2], delta=num[3],
-                        t_decay=num[4], init=vals[5] or None))
+        out.append(
+            dict(
+                model=model,
+                hid=int(hid),
+                lr=num[0],
+                lr_orth=num[1],
+                alpha=num[2],
+                delta=num[3],
+                t_decay=num[4],
+                init=vals[5] or None,
+            )
+        )
     return out
 
 
@@ -879,13 +1128,23 @@ EURNN | 2048 | 0.001 | | 0.9 | | |
 RNN | 1024 | 1e-5 | | 0.9 | | | Glorot Normal"""),
 }
 _INIT_NAMES = {"henaff": "Henaff", "cayley": "Cayley", "glorot": "Glorot Normal", "orth": "Random orth"}
-_HYPER_FIELDS = {"lr": "LR", "lr_orth": "LR orth", "alpha": "α (RMSprop)", "delta": "δ", "t_decay": "T decay",
-                 "init": "V init"}
+_HYPER_FIELDS = {
+    "lr": "LR",
+    "lr_orth": "LR orth",
+    "alpha": "α (RMSprop)",
+    "delta": "δ",
+    "t_decay": "T decay",
+    "init": "V init",
+}
 _NNRNN_NOTE = "P's chosen init applied (the authors' code drops it); T kept out of Λ's 2x2 blocks"
-_CODE_NOTES = {("A.1", "nnRNN"): _NNRNN_NOTE, ("A.2", "nnRNN"): _NNRNN_NOTE, ("A.4", "nnRNN"): _NNRNN_NOTE,
-               ("A.1", "RNN"): "tanh, as the chapter's other RNNs (thesis: modReLU)",
-               ("A.2", "RNN"): "tanh, as the chapter's other RNNs (thesis: modReLU)",
-               ("A.4", "EURNN"): "real, tunable capacity 2 (not stated in the thesis)"}
+_CODE_NOTES = {
+    ("A.1", "nnRNN"): _NNRNN_NOTE,
+    ("A.2", "nnRNN"): _NNRNN_NOTE,
+    ("A.4", "nnRNN"): _NNRNN_NOTE,
+    ("A.1", "RNN"): "tanh, as the chapter's other RNNs (thesis: modReLU)",
+    ("A.2", "RNN"): "tanh, as the chapter's other RNNs (thesis: modReLU)",
+    ("A.4", "EURNN"): "real, tunable capacity 2 (not stated in the thesis)",
+}
 
 
 def used_hyper(table: str) -> list[dict]:
@@ -897,9 +1156,13 @@ def used_hyper(table: str) -> list[dict]:
         rows = [dict(hp, model=m, hid=SIZES["full"]["copy_width"], init=init_of[m]) for m, hp in COPY_HYPER.items()]
     elif table == "A.2":
         rows = [dict(hp, model=m) for m, hp in PSMNIST_HYPER.items()]
-        rows += [dict(PSMNIST_HYPER[m], model=m, hid=w) for m, w in PSMNIST_MATCHED.items() if w != PSMNIST_HYPER[m]["hid"]]
+        rows += [
+            dict(PSMNIST_HYPER[m], model=m, hid=w) for m, w in PSMNIST_MATCHED.items() if w != PSMNIST_HYPER[m]["hid"]
+        ]
     else:
-        rows = [dict(r, model="RNN Orth" if r["model"] == "RNN-orth" else r["model"]) for r in PTB_HYPER[int(table[-3:])]]
+        rows = [
+            dict(r, model="RNN Orth" if r["model"] == "RNN-orth" else r["model"]) for r in PTB_HYPER[int(table[-3:])]
+        ]
     for r in rows:
         if r.get("init") is None and r.get("arch", r["model"]) == "LSTM":
             r["init"] = "glorot"
@@ -921,9 +1184,12 @@ def hyper_table(table: str) -> list[dict]:
         if code is None:
             row["vs thesis"] = "not run (thesis row shown)"
         else:
-            diffs = [f"{name}: thesis {paper[k]}" for k, name in _HYPER_FIELDS.items()
-                     if (_INIT_NAMES.get(code[k], code[k]) if k == "init" else code[k]) != paper[k]
-                     and not (k == "init" and paper[k] is None)]
+            diffs = [
+                f"{name}: thesis {paper[k]}"
+                for k, name in _HYPER_FIELDS.items()
+                if (_INIT_NAMES.get(code[k], code[k]) if k == "init" else code[k]) != paper[k]
+                and not (k == "init" and paper[k] is None)
+            ]
             row["vs thesis"] = "; ".join(diffs) or "= thesis"
         row["notes"] = _CODE_NOTES.get((table[:3], paper["model"]), "") if code else ""
         out.append(row)
@@ -942,12 +1208,16 @@ def quick_hyper_note(table: str) -> str:
     if table == "A.2":
         q, hp = PSMNIST_SIZES["quick"], PSMNIST_QUICK_HYPER["nnRNN"]
         side = 28 // q["pool"]
-        return (f"{side}x{side} pooled digits, N = {q['widths']['nnRNN']} (equal parameters: "
-                + ", ".join(f"{m} {w}" for m, w in q["matched"].items() if w != q["widths"][m])
-                + f"), LR {hp['lr']:g} and LR orth {hp['lr_orth']:g} for every model, nnRNN δ = {hp['delta']:g}")
+        return (
+            f"{side}x{side} pooled digits, N = {q['widths']['nnRNN']} (equal parameters: "
+            + ", ".join(f"{m} {w}" for m, w in q["matched"].items() if w != q["widths"][m])
+            + f"), LR {hp['lr']:g} and LR orth {hp['lr_orth']:g} for every model, nnRNN δ = {hp['delta']:g}"
+        )
     q = PTB_SIZES["quick"]
-    return (f"N = {q['width']} (equal width only), LR {PTB_SHARED['lr']:g} and LR orth {PTB_SHARED['lr_orth']:g} "
-            f"for every model, α = {PTB_SHARED['alpha']:g}; other columns as above")
+    return (
+        f"N = {q['width']} (equal width only), LR {PTB_SHARED['lr']:g} and LR orth {PTB_SHARED['lr_orth']:g} "
+        f"for every model, α = {PTB_SHARED['alpha']:g}; other columns as above"
+    )
 
 
 # --------------------------------------------------------------------------------------------- Fig. 3.3 / A.2
@@ -956,8 +1226,14 @@ def theta_runs(scale: str) -> list[Run]:
     Theta = Lambda + T, angles and scales, and ||T||_F and P's orthogonality along training. The psMNIST panel
     (Fig. A.2) is the nnRNN of the psMNIST figure, which keeps the same (``theta_results``)."""
     s = SIZES[scale]
-    copy_cfg = dict(model="nnRNN", T=s["copy_T"], width=s["copy_width"], iters=s["theta_iters"], seed=0,
-                    track=max(1, s["theta_iters"] // 25))
+    copy_cfg = dict(
+        model="nnRNN",
+        T=s["copy_T"],
+        width=s["copy_width"],
+        iters=s["theta_iters"],
+        seed=0,
+        track=max(1, s["theta_iters"] // 25),
+    )
     return [Run(CHAPTER, "theta", "copy", copy_run, copy_cfg)]
 
 
@@ -977,25 +1253,41 @@ def _task(r) -> str:
 
 def _theta_row(task: str, width: int, T: np.ndarray, t_entries: np.ndarray, lam: np.ndarray, r) -> dict:
     """One row of the learned-Theta table: ``t_entries`` are the entries of T the RMS is taken over."""
-    return {"task": task, "N": width, "‖T‖_F": float(np.linalg.norm(T)),
-            "RMS(T) / RMS(Λ blocks)": float(np.sqrt((t_entries ** 2).mean() if t_entries.size else 0.0)
-                                            / np.sqrt((lam[lam != 0] ** 2).mean())),
-            "mean γ": float(r["gamma_mean"]), "angle concentration": fisher.angle_concentration(r["theta"]),
-            "max |PᵀP − I|": float(r["P_orthogonality"])}
+    return {
+        "task": task,
+        "N": width,
+        "‖T‖_F": float(np.linalg.norm(T)),
+        "RMS(T) / RMS(Λ blocks)": float(
+            np.sqrt((t_entries**2).mean() if t_entries.size else 0.0) / np.sqrt((lam[lam != 0] ** 2).mean())
+        ),
+        "mean γ": float(r["gamma_mean"]),
+        "angle concentration": fisher.angle_concentration(r["theta"]),
+        "max |PᵀP − I|": float(r["P_orthogonality"]),
+    }
 
 
 def theta_stats(results) -> list[dict]:
     """Per task: RMS of T's entries against RMS of Lambda's block entries, ||T||_F, mean gamma, angle
     concentration (0 uniform, 1 aligned), P's orthogonality."""
-    return [_theta_row(f"copy (T = {r.config['T']})" if _task(r) == "copy" else f"psMNIST ({r['steps']} steps)",
-                       r.config["width"], r["T"], r["T"][r["T"] != 0], r["Lambda"], r) for r in results]
+    return [
+        _theta_row(
+            f"copy (T = {r.config['T']})" if _task(r) == "copy" else f"psMNIST ({r['steps']} steps)",
+            r.config["width"],
+            r["T"],
+            r["T"][r["T"] != 0],
+            r["Lambda"],
+            r,
+        )
+        for r in results
+    ]
 
 
 def _theta_panel(ax, th: np.ndarray, angles: np.ndarray, title: str) -> None:
     """Heatmap of a learned Theta (row 1 on top) with the histogram of its rotation angles as an inset."""
     lim = float(np.abs(th).max())
-    plot.heatmap(ax, th[::-1], cmap="RdBu_r", vmin=-lim, vmax=lim, xlabel="column", ylabel="row (top = 1)",
-                 cbar_label="Θ entry")
+    plot.heatmap(
+        ax, th[::-1], cmap="RdBu_r", vmin=-lim, vmax=lim, xlabel="column", ylabel="row (top = 1)", cbar_label="Θ entry"
+    )
     ax.set_yticks([])
     ax.set_title(title)
     ins = ax.inset_axes([0.55, 0.62, 0.4, 0.33])
@@ -1009,7 +1301,9 @@ def show_theta(theta_col, psmnist_col) -> None:
     for j, r in enumerate(theta_results(theta_col, psmnist_col)):
         th = r["Theta"]
         name = _task(r)
-        _theta_panel(ax[0, j], th, r["theta"], f"({'a' if j == 0 else 'A.2'}) learned Θ, {name}, N = {r.config['width']}")
+        _theta_panel(
+            ax[0, j], th, r["theta"], f"({'a' if j == 0 else 'A.2'}) learned Θ, {name}, N = {r.config['width']}"
+        )
         k = min(30, th.shape[0] - 1)
         ax[0, 2].plot(np.arange(1, k + 1), fisher.subdiagonal_profile(r["T"], k), "o-", ms=3, label=name)
     ax[0, 2].set(xlabel="sub-diagonal k", ylabel="mean |T_{i+k,i}|", title="(c) feed-forward coupling by distance")
@@ -1024,8 +1318,13 @@ def show_theta(theta_col, psmnist_col) -> None:
     tw.grid(False)
     ax[0, 3].legend(loc="upper left", fontsize=7)
     tw.legend(loc="lower right", fontsize=7)
-    plot.show(fig, theta_col, psmnist_col, data="copy task (generated) and permuted MNIST (real digits); Θ read from the parameters, "
-              "not from a Schur decomposition of V")
+    plot.show(
+        fig,
+        theta_col,
+        psmnist_col,
+        data="copy task (generated) and permuted MNIST (real digits); Θ read from the parameters, "
+        "not from a Schur decomposition of V",
+    )
 
 
 def ptb_theta_results(ptb_col) -> list:
@@ -1051,8 +1350,11 @@ def ptb_theta_stats(ptb_col) -> list[dict]:
     for r in ptb_theta_results(ptb_col):
         _, lam, T = ptb_coupling(r)
         T = np.tril(T, -1)
-        rows.append(_theta_row(f"PTB (T_PTB = {r.config['length']})", r.config["width"], T,
-                               T[np.tril_indices(len(T), -1)], lam, r))
+        rows.append(
+            _theta_row(
+                f"PTB (T_PTB = {r.config['length']})", r.config["width"], T, T[np.tril_indices(len(T), -1)], lam, r
+            )
+        )
     return rows
 
 
@@ -1065,12 +1367,16 @@ def show_theta_ptb(ptb_col) -> list[np.ndarray]:
     for j, r in enumerate(runs):
         th, _, T = ptb_coupling(r)
         Ts.append(T)
-        _theta_panel(ax[0, j], th, r["theta"],
-                     f"(b) learned Θ, PTB, T_PTB = {r.config['length']}, N = {r.config['width']}")
+        _theta_panel(
+            ax[0, j], th, r["theta"], f"(b) learned Θ, PTB, T_PTB = {r.config['length']}, N = {r.config['width']}"
+        )
         k = min(30, th.shape[0] - 1)
-        ax[0, -1].plot(np.arange(1, k + 1), fisher.subdiagonal_profile(T, k), "o-", ms=3,
-                       label=f"T_PTB = {r.config['length']}")
-    ax[0, -1].set(xlabel="sub-diagonal k", ylabel="mean |T_{i+k,i}|", title="(c) feed-forward coupling by distance, PTB")
+        ax[0, -1].plot(
+            np.arange(1, k + 1), fisher.subdiagonal_profile(T, k), "o-", ms=3, label=f"T_PTB = {r.config['length']}"
+        )
+    ax[0, -1].set(
+        xlabel="sub-diagonal k", ylabel="mean |T_{i+k,i}|", title="(c) feed-forward coupling by distance, PTB"
+    )
     ax[0, -1].legend(fontsize=7)
     plot.show(fig, ptb_col, data=f"{ptb_col[0]['source']}; Θ kept in float16, T = Θ − Λ(θ, γ)")
     return Ts
@@ -1082,8 +1388,12 @@ def activation_curves(z: np.ndarray, leak: float = 0.1, modrelu_bias: float = -0
     ``sign(z) relu(|z| + b)`` for b = 0 (the identity) and ``modrelu_bias`` < 0 (a dead zone |z| < -b)."""
     x = torch.as_tensor(np.asarray(z, dtype=float))
     mod = ModReLU(x.numel())
-    out = {"sigmoid": torch.sigmoid(x), "tanh": torch.tanh(x), "ReLU": torch.relu(x),
-           f"leaky ReLU ({leak:g})": torch.nn.functional.leaky_relu(x, leak)}
+    out = {
+        "sigmoid": torch.sigmoid(x),
+        "tanh": torch.tanh(x),
+        "ReLU": torch.relu(x),
+        f"leaky ReLU ({leak:g})": torch.nn.functional.leaky_relu(x, leak),
+    }
     with torch.no_grad():
         for b in (0.0, modrelu_bias):
             mod.bias.fill_(b)
@@ -1120,8 +1430,15 @@ def explore_figure(alpha: float = 1.0, beta: float = 0.0, d: float = 0.0, n: int
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {"transients": transients_runs, "fmc": fmc_runs, "copy": copy_runs, "psmnist": psmnist_runs,
-           "theta": theta_runs, "ptb": ptb_runs, "gamma": gamma_runs}
+FIGURES = {
+    "transients": transients_runs,
+    "fmc": fmc_runs,
+    "copy": copy_runs,
+    "psmnist": psmnist_runs,
+    "theta": theta_runs,
+    "ptb": ptb_runs,
+    "gamma": gamma_runs,
+}
 
 
 def gap_fmc(col) -> str:
@@ -1132,8 +1449,10 @@ def gap_fmc(col) -> str:
 
 def gap_copy(col) -> str:
     f = copy_final(col)
-    return (f"final loss nnRNN {f['nnRNN']:.3f}, expRNN {f['expRNN']:.3f}, RNN {f['RNN']:.3f}, LSTM {f['LSTM']:.3f} "
-            f"(baseline {col[0]['baseline']:.3f}); thesis: curves only (nnRNN and expRNN solve it, RNN and LSTM do not)")
+    return (
+        f"final loss nnRNN {f['nnRNN']:.3f}, expRNN {f['expRNN']:.3f}, RNN {f['RNN']:.3f}, LSTM {f['LSTM']:.3f} "
+        f"(baseline {col[0]['baseline']:.3f}); thesis: curves only (nnRNN and expRNN solve it, RNN and LSTM do not)"
+    )
 
 
 PSMNIST_THESIS = "no final numbers printed (curves only); best validation accuracy read off Fig. 3.2 is not quoted"
@@ -1141,22 +1460,33 @@ PSMNIST_THESIS = "no final numbers printed (curves only); best validation accura
 
 def gap_psmnist(col) -> str:
     rows = [r for r in psmnist_final(col) if r["budget"] == "equal width"]
-    return ("best validation accuracy " + ", ".join(f"{r['model']} {r['best valid acc']:.3f}" for r in rows)
-            + f" ({col[0]['steps']} steps); thesis: {PSMNIST_THESIS}")
+    return (
+        "best validation accuracy "
+        + ", ".join(f"{r['model']} {r['best valid acc']:.3f}" for r in rows)
+        + f" ({col[0]['steps']} steps); thesis: {PSMNIST_THESIS}"
+    )
 
 
 def gap_theta(col) -> str:
     rows = theta_stats(col)  # the copy panel (the psMNIST panel's numbers are in the psMNIST runs)
-    return ("; ".join(f"{r['task']}: RMS(T)/RMS(Λ) {r['RMS(T) / RMS(Λ blocks)']:.3f}, mean γ {r['mean γ']:.3f}"
-                      for r in rows) + "; thesis: copy Θ ≈ Λ (T ≈ 0), psMNIST weak lower triangle, PTB mean γ 0.958")
+    return (
+        "; ".join(
+            f"{r['task']}: RMS(T)/RMS(Λ) {r['RMS(T) / RMS(Λ blocks)']:.3f}, mean γ {r['mean γ']:.3f}" for r in rows
+        )
+        + "; thesis: copy Θ ≈ Λ (T ≈ 0), psMNIST weak lower triangle, PTB mean γ 0.958"
+    )
 
 
 def gap_ptb(col) -> str:
-    cells = [_mean_cell([r for r in col.where(model="nnRNN", length=n) if "width" in r.config["budgets"]], "test_bpc")
-             for n in (150, 300)]
+    cells = [
+        _mean_cell([r for r in col.where(model="nnRNN", length=n) if "width" in r.config["budgets"]], "test_bpc")
+        for n in (150, 300)
+    ]
     text = [f"{c:.3f}" if isinstance(c, float) else c for c in cells]
-    return (f"test BPC of the nnRNN at equal width: {text[0]} (T = 150), {text[1]} (T = 300); thesis 1.47 and 1.49 "
-            "at N = 1024" + ("" if col.is_paper_scale else " (toy scale: not comparable)"))
+    return (
+        f"test BPC of the nnRNN at equal width: {text[0]} (T = 150), {text[1]} (T = 300); thesis 1.47 and 1.49 "
+        "at N = 1024" + ("" if col.is_paper_scale else " (toy scale: not comparable)")
+    )
 
 
 def gap_gamma(col) -> str:
@@ -1165,27 +1495,81 @@ def gap_gamma(col) -> str:
         return f"{c:.3f}" if isinstance(c, float) else c
 
     rows = [f"γ = {g:g}: {cell(g, 150)}, {cell(g, 300)}" for g in GAMMA_FIXED]
-    return "test BPC (T = 150, 300) " + "; ".join(rows) + "; thesis γ = 1: 1.46, 1.49 (1 and 2 of 5 failed), γ = 0.958: 1.47, 1.49"
+    return (
+        "test BPC (T = 150, 300) "
+        + "; ".join(rows)
+        + "; thesis γ = 1: 1.46, 1.49 (1 and 2 of 5 failed), γ = 0.958: 1.47, 1.49"
+    )
 
 
 REPRODUCES = [
-    {"source": "Fig. 2.1", "what": "activation functions (and modReLU)", "figure": None, "data": "none",
-     "note": "closed forms, drawn in the chapter (show_activations)"},
-    {"source": "Fig. 3.1b", "what": "transient amplification by feed-forward Schur coupling", "figure": "transients",
-     "data": "closed-form linear dynamics", "note": ""},
-    {"source": "Fig. 3.1c, Table A.5", "what": "Fisher memory curves and their sums", "figure": "fmc",
-     "data": "closed form", "note": "d = 0.2 rows are ill-conditioned in float64 (120-digit references shown)",
-     "gap": gap_fmc},
-    {"source": "Fig. 3.2 (left), Fig. A.1", "what": "copy task: nnRNN vs orthogonal RNNs vs RNN vs LSTM",
-     "figure": "copy", "data": "copy task, generated", "note": "equal width only", "gap": gap_copy},
-    {"source": "Fig. 3.2 (right), Fig. A.1 (right)", "what": "psMNIST validation accuracy, equal width and equal "
-     "parameters", "figure": "psmnist", "data": "MNIST (real)", "note": PSMNIST_SUBSET, "gap": gap_psmnist},
-    {"source": "Table 3.1, Table A.3", "what": "PTB character-level BPC and accuracy", "figure": "ptb",
-     "data": "PTB (characters, real)", "note": PTB_SUBSET, "gap": gap_ptb},
-    {"source": "Fig. 3.3, Fig. A.2", "what": "learned Theta decomposed into Lambda and T", "figure": "theta",
-     "data": "copy task, MNIST", "note": "copy panel here; psMNIST panel (Fig. A.2) from the psmnist runs; PTB panel (3.3b) not yet", "gap": gap_theta},
-    {"source": "Table A.6, Fig. A.3", "what": "gamma clamped; gradient propagation on PTB", "figure": "gamma",
-     "data": "PTB (characters, real)", "note": GAMMA_SUBSET, "gap": gap_gamma},
-    {"source": "Tables A.1, A.2, A.4", "what": "hyper-parameters", "figure": None, "data": "",
-     "note": "rendered from the configurations the code uses (hyper_table), thesis differences stated"},
+    {
+        "source": "Fig. 2.1",
+        "what": "activation functions (and modReLU)",
+        "figure": None,
+        "data": "none",
+        "note": "closed forms, drawn in the chapter (show_activations)",
+    },
+    {
+        "source": "Fig. 3.1b",
+        "what": "transient amplification by feed-forward Schur coupling",
+        "figure": "transients",
+        "data": "closed-form linear dynamics",
+        "note": "",
+    },
+    {
+        "source": "Fig. 3.1c, Table A.5",
+        "what": "Fisher memory curves and their sums",
+        "figure": "fmc",
+        "data": "closed form",
+        "note": "d = 0.2 rows are ill-conditioned in float64 (120-digit references shown)",
+        "gap": gap_fmc,
+    },
+    {
+        "source": "Fig. 3.2 (left), Fig. A.1",
+        "what": "copy task: nnRNN vs orthogonal RNNs vs RNN vs LSTM",
+        "figure": "copy",
+        "data": "copy task, generated",
+        "note": "equal width only",
+        "gap": gap_copy,
+    },
+    {
+        "source": "Fig. 3.2 (right), Fig. A.1 (right)",
+        "what": "psMNIST validation accuracy, equal width and equal parameters",
+        "figure": "psmnist",
+        "data": "MNIST (real)",
+        "note": PSMNIST_SUBSET,
+        "gap": gap_psmnist,
+    },
+    {
+        "source": "Table 3.1, Table A.3",
+        "what": "PTB character-level BPC and accuracy",
+        "figure": "ptb",
+        "data": "PTB (characters, real)",
+        "note": PTB_SUBSET,
+        "gap": gap_ptb,
+    },
+    {
+        "source": "Fig. 3.3, Fig. A.2",
+        "what": "learned Theta decomposed into Lambda and T",
+        "figure": "theta",
+        "data": "copy task, MNIST",
+        "note": "copy panel here; psMNIST panel (Fig. A.2) from the psmnist runs; PTB panel (3.3b) not yet",
+        "gap": gap_theta,
+    },
+    {
+        "source": "Table A.6, Fig. A.3",
+        "what": "gamma clamped; gradient propagation on PTB",
+        "figure": "gamma",
+        "data": "PTB (characters, real)",
+        "note": GAMMA_SUBSET,
+        "gap": gap_gamma,
+    },
+    {
+        "source": "Tables A.1, A.2, A.4",
+        "what": "hyper-parameters",
+        "figure": None,
+        "data": "",
+        "note": "rendered from the configurations the code uses (hyper_table), thesis differences stated",
+    },
 ]

@@ -6,6 +6,7 @@ the plain RNN with the same weights, as the sequence grows), ``copy`` (trainings
 Fig. 4.1 left), ``denoise`` (trainings on denoise: Table 4.2, Fig. 4.2 left, Fig. 4.1 right) and ``memory``
 (activation memory and stored states vs T: Fig. 4.2 centre).
 """
+
 from __future__ import annotations
 
 import functools
@@ -15,8 +16,16 @@ import torch
 
 from .. import checks, plot
 from ..config import Profile
-from ..data import (batchify, bits_per_token, bptt_windows, copy_memory, copy_memory_baseline, denoise, load_mnist,
-                    load_ptb, pixel_sequences)
+from ..data import (
+    batchify,
+    bits_per_token,
+    bptt_windows,
+    copy_memory,
+    denoise,
+    load_mnist,
+    load_ptb,
+    pixel_sequences,
+)
 from ..memprof import saved_tensor_bytes
 from ..models.relevancy import RelRNN, Tagger, TokenTagger, attention_matrix, hidden_gradient_norms
 from ..sweep import Run, gather
@@ -26,11 +35,20 @@ from ..train import fit
 CHAPTER = "relevancy"
 NOTEBOOK = "book/relevancy.ipynb"
 
-SIZES = {"quick": dict(lengths=[50, 100, 200, 500, 1000], seeds=3, width=32),
-         "full": dict(lengths=[50, 100, 200, 500, 1000, 2000, 5000], seeds=10, width=128)}
-TABLE_4_1 = {"orth-RNN": [99, 4, 16, 10, 0], "expRNN": [100, 86, 73, 58, 50], "MemRNN": [99, 99, 99, 92, None],
-             "RelRNN": [100, 99, 99, 99, 99], "LSTM": [99, 64, 48, 19, 14], "h-detach": [100, 91, 77, 51, 42],
-             "SAB": [99, 95, 95, 95, 95], "RelLSTM": [100, 99, 99, 99, 99]}
+SIZES = {
+    "quick": dict(lengths=[50, 100, 200, 500, 1000], seeds=3, width=32),
+    "full": dict(lengths=[50, 100, 200, 500, 1000, 2000, 5000], seeds=10, width=128),
+}
+TABLE_4_1 = {
+    "orth-RNN": [99, 4, 16, 10, 0],
+    "expRNN": [100, 86, 73, 58, 50],
+    "MemRNN": [99, 99, 99, 92, None],
+    "RelRNN": [100, 99, 99, 99, 99],
+    "LSTM": [99, 64, 48, 19, 14],
+    "h-detach": [100, 91, 77, 51, 42],
+    "SAB": [99, 95, 95, 95, 95],
+    "RelLSTM": [100, 99, 99, 99, 99],
+}
 
 
 def propagation_run(cfg: dict, ctx) -> dict:
@@ -45,8 +63,15 @@ def propagation_run(cfg: dict, ctx) -> dict:
 
 
 def propagation_runs(scale: str) -> list[Run]:
-    return [Run(CHAPTER, "propagation", "scalar", propagation_run,
-                dict(lam=0.9, kappa=5, steps=1001, lams=[0.3, 0.6, 0.9], seed=0))]
+    return [
+        Run(
+            CHAPTER,
+            "propagation",
+            "scalar",
+            propagation_run,
+            dict(lam=0.9, kappa=5, steps=1001, lams=[0.3, 0.6, 0.9], seed=0),
+        )
+    ]
 
 
 def fig_propagation(profile: Profile):
@@ -56,13 +81,24 @@ def fig_propagation(profile: Profile):
 def show_propagation(col) -> None:
     r = col[0]
     fig, ax = plot.figure(1, 1, width=6.5, height=3.8)
-    names = {"none": "no attention (RNN)", "uniform": "uniform attention (all past states)",
-             "sparse": f"sparse: stored event + last {r.config['kappa'] - 1}", "window": f"window of {r.config['kappa']}"}
+    names = {
+        "none": "no attention (RNN)",
+        "uniform": "uniform attention (all past states)",
+        "sparse": f"sparse: stored event + last {r.config['kappa'] - 1}",
+        "window": f"window of {r.config['kappa']}",
+    }
     for p, color in zip(theory.PATTERNS, ("C0", "C1", "C3", "C2")):
         ax[0, 0].plot(r[p], color=color, label=names[p])
-    ax[0, 0].axhline(theory.sparse_plateau(r.config["lam"], r.config["kappa"]), **plot.THEORY, label="sparse plateau (closed form)")
-    ax[0, 0].set(yscale="log", ylim=(1e-12, 3), xlabel="k", ylabel="|d s_{t+k} / d h_t|",
-                 title=f"linearised model, λ = {r.config['lam']}")
+    ax[0, 0].axhline(
+        theory.sparse_plateau(r.config["lam"], r.config["kappa"]), **plot.THEORY, label="sparse plateau (closed form)"
+    )
+    ax[0, 0].set(
+        yscale="log",
+        ylim=(1e-12, 3),
+        xlabel="k",
+        ylabel="|d s_{t+k} / d h_t|",
+        title=f"linearised model, λ = {r.config['lam']}",
+    )
     ax[0, 0].legend(fontsize=7)
     plot.show(fig, col, data="closed-form recursion (no data)")
 
@@ -86,8 +122,10 @@ def reach_run(cfg: dict, ctx) -> dict:
 
 def reach_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
-    return [Run(CHAPTER, "reach", f"T{T}", reach_run, dict(length=T, seeds=s["seeds"], width=s["width"], seed=0))
-            for T in s["lengths"]]
+    return [
+        Run(CHAPTER, "reach", f"T{T}", reach_run, dict(length=T, seeds=s["seeds"], width=s["width"], seed=0))
+        for T in s["lengths"]
+    ]
 
 
 def fig_reach(profile: Profile):
@@ -98,43 +136,109 @@ def show_reach(col) -> None:
     rs = sorted(col, key=lambda r: r.config["length"])
     T = [r.config["length"] for r in rs]
     fig, ax = plot.figure(1, 1, width=6.5, height=3.6)
-    ax[0, 0].plot(T, [r["relrnn"].mean() for r in rs], "o-", color="C3", label="RelRNN (ν = ρ = 5), h₀ kept as relevant")
+    ax[0, 0].plot(
+        T, [r["relrnn"].mean() for r in rs], "o-", color="C3", label="RelRNN (ν = ρ = 5), h₀ kept as relevant"
+    )
     ax[0, 0].plot(T, [max(r["rnn"].mean(), 1e-300) for r in rs], "o-", color="C0", label="plain tanh RNN, same weights")
-    ax[0, 0].set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="‖∂L/∂h₀‖", title="gradient reaching the first state")
+    ax[0, 0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="sequence length T",
+        ylabel="‖∂L/∂h₀‖",
+        title="gradient reaching the first state",
+    )
     ax[0, 0].legend(fontsize=8)
     plot.show(fig, col, data="Gaussian inputs, generated; untrained networks")
 
 
-TABLE_4_2 = {"orth-RNN": [90, 71, 61, 29, 3], "expRNN": [34, 25, 20, 16, 11], "MemRNN": [99, 99, 99, 99, None],
-             "RelRNN": [100, 99, 99, 99, 99], "LSTM": [82, 41, 33, 21, 15], "GORU": [92, 93, 91, 93, 73],
-             "SAB": [99, 99, 99, 99, 99], "RelLSTM": [100, 99, 99, 99, 99]}
+TABLE_4_2 = {
+    "orth-RNN": [90, 71, 61, 29, 3],
+    "expRNN": [34, 25, 20, 16, 11],
+    "MemRNN": [99, 99, 99, 99, None],
+    "RelRNN": [100, 99, 99, 99, 99],
+    "LSTM": [82, 41, 33, 21, 15],
+    "GORU": [92, 93, 91, 93, 73],
+    "SAB": [99, 99, 99, 99, 99],
+    "RelLSTM": [100, 99, 99, 99, 99],
+}
 TABLE_4_2_T = [100, 300, 500, 1000, 2000]
 TABLE_4_1_T = [100, 200, 400, 2000, 5000]
-TABLE_B_2 = {"LSTM": [100, 100, 100, 12, 12, 12], "orth-RNN": [100, 100, 100, 100, 80, 11],
-             "expRNN": [100, 100, 100, 100, 100, 100], "MemRNN": [100, 100, 100, 100, 100, None],
-             "SAB": [100] * 6, "RelRNN": [100] * 6, "RelLSTM": [100] * 6}
+TABLE_B_2 = {
+    "LSTM": [100, 100, 100, 12, 12, 12],
+    "orth-RNN": [100, 100, 100, 100, 80, 11],
+    "expRNN": [100, 100, 100, 100, 100, 100],
+    "MemRNN": [100, 100, 100, 100, 100, None],
+    "SAB": [100] * 6,
+    "RelRNN": [100] * 6,
+    "RelLSTM": [100] * 6,
+}
 TABLE_B_2_T = [100, 200, 300, 500, 1000, 2000]
-TABLE_4_3 = [("RNN", 1.56, "66%", "90.4%"), ("orth-RNN", 1.53, "66%", "93.4%"), ("expRNN", 1.49, "68%", "96.6%"),
-             ("RelRNN", 1.43, "69%", "92.8%"), ("LSTM", 1.36, "73%", "91.1%"), ("h-detach", "–", "–", "92.3%"),
-             ("SAB", 1.37, "–", "94.2%"), ("RelLSTM", 1.36, "73%", "94.3%")]
+TABLE_4_3 = [
+    ("RNN", 1.56, "66%", "90.4%"),
+    ("orth-RNN", 1.53, "66%", "93.4%"),
+    ("expRNN", 1.49, "68%", "96.6%"),
+    ("RelRNN", 1.43, "69%", "92.8%"),
+    ("LSTM", 1.36, "73%", "91.1%"),
+    ("h-detach", "–", "–", "92.3%"),
+    ("SAB", 1.37, "–", "94.2%"),
+    ("RelLSTM", 1.36, "73%", "94.3%"),
+]
 PAPER_NAME = {"orthRNN": "orth-RNN"}
 """Our model names that the thesis spells differently."""
 
 TASK_SIZES = {
-    "quick": dict(T=10, L=3, symbols=4, width=32, batch=32, steps=1000, lr=5e-3, nu=5, rho=5, eval_batch=100,
-                  copy_models=["RelRNN", "LSTM"], denoise_models=["RelRNN", "LSTM", "RNN"],
-                  copy_T=[10], denoise_T=[10], transfer=[1, 2, 4, 20], grad_T=100, grad_batch=32, seeds=[0],
-                  memory_T=[25, 50, 100, 200], memory_width=32, memory_batch=4),
-    "full": dict(T=100, L=10, symbols=8, width=128, batch=32, steps=5000, lr=1e-3, nu=10, rho=10, eval_batch=1000,
-                 copy_models=["RNN", "orthRNN", "LSTM", "MemRNN", "RelRNN", "RelLSTM"],
-                 denoise_models=["RNN", "orthRNN", "LSTM", "MemRNN", "RelRNN", "RelLSTM"],
-                 copy_T=[100, 200, 500], denoise_T=[100, 300, 500], transfer=[1, 2, 4, 20, 50], grad_T=1000,
-                 grad_batch=32, seeds=[0], memory_T=[200, 400, 800, 1200, 1600, 2000], memory_width=128,
-                 memory_batch=10),
+    "quick": dict(
+        T=10,
+        L=3,
+        symbols=4,
+        width=32,
+        batch=32,
+        steps=1000,
+        lr=5e-3,
+        nu=5,
+        rho=5,
+        eval_batch=100,
+        copy_models=["RelRNN", "LSTM"],
+        denoise_models=["RelRNN", "LSTM", "RNN"],
+        copy_T=[10],
+        denoise_T=[10],
+        transfer=[1, 2, 4, 20],
+        grad_T=100,
+        grad_batch=32,
+        seeds=[0],
+        memory_T=[25, 50, 100, 200],
+        memory_width=32,
+        memory_batch=4,
+    ),
+    "full": dict(
+        T=100,
+        L=10,
+        symbols=8,
+        width=128,
+        batch=32,
+        steps=5000,
+        lr=1e-3,
+        nu=10,
+        rho=10,
+        eval_batch=1000,
+        copy_models=["RNN", "orthRNN", "LSTM", "MemRNN", "RelRNN", "RelLSTM"],
+        denoise_models=["RNN", "orthRNN", "LSTM", "MemRNN", "RelRNN", "RelLSTM"],
+        copy_T=[100, 200, 500],
+        denoise_T=[100, 300, 500],
+        transfer=[1, 2, 4, 20, 50],
+        grad_T=1000,
+        grad_batch=32,
+        seeds=[0],
+        memory_T=[200, 400, 800, 1200, 1600, 2000],
+        memory_width=128,
+        memory_batch=10,
+    ),
 }
-FULL_SUBSET = ("one seed; 5,000 Adam updates of batch 32 at lr 1e-3 (RMSprop for orthRNN) instead of the code's "
-               "50,000-100,000; copy trained at T = 100, 200, 500 and denoise at T = 100, 300, 500 only; "
-               "no expRNN, h-detach, SAB, GORU")
+FULL_SUBSET = (
+    "one seed; 5,000 Adam updates of batch 32 at lr 1e-3 (RMSprop for orthRNN) instead of the code's "
+    "50,000-100,000; copy trained at T = 100, 200, 500 and denoise at T = 100, 300, 500 only; "
+    "no expRNN, h-detach, SAB, GORU"
+)
 
 
 def task_batch(task: str, batch: int, T: int, *, L: int, symbols: int, generator) -> tuple:
@@ -153,11 +257,12 @@ def recall_accuracy(model, task: str, T: int, cfg: dict, device, *, seed: int = 
     model.eval()
     with torch.no_grad():
         for start in range(0, cfg["eval_batch"], chunk):
-            x, y = task_batch(task, min(chunk, cfg["eval_batch"] - start), T, L=cfg["L"], symbols=cfg["symbols"],
-                              generator=gen)
+            x, y = task_batch(
+                task, min(chunk, cfg["eval_batch"] - start), T, L=cfg["L"], symbols=cfg["symbols"], generator=gen
+            )
             pred = model(x.to(device)).argmax(-1).cpu()
-            hits += int((pred[:, -cfg["L"]:] == y[:, -cfg["L"]:]).sum())
-            total += y[:, -cfg["L"]:].numel()
+            hits += int((pred[:, -cfg["L"] :] == y[:, -cfg["L"] :]).sum())
+            total += y[:, -cfg["L"] :].numel()
     model.train()
     return hits / total
 
@@ -181,14 +286,29 @@ def train_run(cfg: dict, ctx) -> dict:
         return torch.nn.functional.cross_entropy(m(x).reshape(-1, classes), y.reshape(-1))
 
     orth = cfg["model"] == "orthRNN"
-    hist = fit(model, batch_fn, loss_fn, steps=cfg["steps"], lr=cfg["lr"], optimizer="rmsprop" if orth else "adam",
-               clip=1.0, checkpoint=getattr(ctx, "checkpoint", None), progress=getattr(ctx, "progress", False),
-               desc=f"{task} {cfg['model']} T={T}", generators=(gen,))
+    hist = fit(
+        model,
+        batch_fn,
+        loss_fn,
+        steps=cfg["steps"],
+        lr=cfg["lr"],
+        optimizer="rmsprop" if orth else "adam",
+        clip=1.0,
+        checkpoint=getattr(ctx, "checkpoint", None),
+        progress=getattr(ctx, "progress", False),
+        desc=f"{task} {cfg['model']} T={T}",
+        generators=(gen,),
+    )
     lengths = [T * m for m in cfg["transfer"]]
-    out = {"loss": np.array(hist.loss), "diverged": hist.diverged, "lengths": np.array(lengths),
-           "baseline": cfg["L"] * np.log(cfg["symbols"]) / (T + 2 * cfg["L"]),
-           "accuracy": np.array([np.nan if hist.diverged else recall_accuracy(model, task, n, cfg, device)
-                                 for n in lengths])}
+    out = {
+        "loss": np.array(hist.loss),
+        "diverged": hist.diverged,
+        "lengths": np.array(lengths),
+        "baseline": cfg["L"] * np.log(cfg["symbols"]) / (T + 2 * cfg["L"]),
+        "accuracy": np.array(
+            [np.nan if hist.diverged else recall_accuracy(model, task, n, cfg, device) for n in lengths]
+        ),
+    }
     if cfg["model"] in ("MemRNN", "RelRNN", "RelLSTM") and not hist.diverged:
         # a fixed probe sequence (seed 7, on purpose): the heatmap shows the same input at every reader seed
         x, _ = task_batch(task, 1, T, L=cfg["L"], symbols=cfg["symbols"], generator=torch.Generator().manual_seed(7))
@@ -197,8 +317,14 @@ def train_run(cfg: dict, ctx) -> dict:
         out["attention"] = attention_matrix([(i.cpu(), a.cpu()) for i, a in attn], x.shape[1]).numpy()
         out["tokens"] = x[0].argmax(-1).numpy()
     if cfg.get("grad_T") and not hist.diverged:
-        x, y = task_batch(task, cfg["grad_batch"], cfg["grad_T"], L=cfg["L"], symbols=cfg["symbols"],
-                          generator=torch.Generator().manual_seed(8))   # fixed probe batch (on purpose)
+        x, y = task_batch(
+            task,
+            cfg["grad_batch"],
+            cfg["grad_T"],
+            L=cfg["L"],
+            symbols=cfg["symbols"],
+            generator=torch.Generator().manual_seed(8),
+        )  # fixed probe batch (on purpose)
         norms = hidden_gradient_norms(model, x.to(device), y.to(device), last=cfg["L"]).cpu().double()
         out["grad_log10"] = torch.log10(norms.clamp_min(1e-300)).mean(0).numpy()
     return out
@@ -207,10 +333,25 @@ def train_run(cfg: dict, ctx) -> dict:
 def _train_runs(task: str, scale: str) -> list[Run]:
     s = TASK_SIZES[scale]
     keys = ("L", "symbols", "width", "batch", "steps", "lr", "nu", "rho", "eval_batch", "transfer", "grad_batch")
-    return [Run(CHAPTER, task, f"{m}-T{T}-s{seed}", train_run,
-                dict(task=task, model=m, T=T, seed=seed, grad_T=s["grad_T"] if task == "denoise" else None,
-                     **{k: s[k] for k in keys}))
-            for T in s[f"{task}_T"] for m in s[f"{task}_models"] for seed in s["seeds"]]
+    return [
+        Run(
+            CHAPTER,
+            task,
+            f"{m}-T{T}-s{seed}",
+            train_run,
+            dict(
+                task=task,
+                model=m,
+                T=T,
+                seed=seed,
+                grad_T=s["grad_T"] if task == "denoise" else None,
+                **{k: s[k] for k in keys},
+            ),
+        )
+        for T in s[f"{task}_T"]
+        for m in s[f"{task}_models"]
+        for seed in s["seeds"]
+    ]
 
 
 def copy_runs(scale: str) -> list[Run]:
@@ -266,7 +407,7 @@ def _trained_rows(col, paper: dict, paper_T: list) -> list[dict]:
         pm = paper.get(PAPER_NAME.get(m, m))
         row = {"model": m}
         for T in sorted({r.config["T"] for r in col}):
-            k = paper_T.index(T) if T in paper_T else 0      # quick: beside the paper's shortest T
+            k = paper_T.index(T) if T in paper_T else 0  # quick: beside the paper's shortest T
             row[f"paper (T={paper_T[k]})"] = _pct(pm[k]) if pm else "–"
             row[f"ours (T={T})"] = _pct(accuracy(col, m, T)[0])
         rows.append(row)
@@ -300,11 +441,18 @@ def show_gradients(col) -> None:
     for m, g in prof.items():
         ax[0, 0].plot(g, color=colors.get(m), label=m)
     r = col[0]
-    ax[0, 0].set(xlabel="distance t from the end of the sequence", ylabel="mean log₁₀ ‖∂L/∂h_t‖",
-                 title=f"denoise, trained at T = {r.config['T']}, measured at T = {r.config['grad_T']}")
+    ax[0, 0].set(
+        xlabel="distance t from the end of the sequence",
+        ylabel="mean log₁₀ ‖∂L/∂h_t‖",
+        title=f"denoise, trained at T = {r.config['T']}, measured at T = {r.config['grad_T']}",
+    )
     ax[0, 0].legend(fontsize=8)
-    plot.show(fig, col, data=f"denoise sequences, generated ({r.config['symbols']} symbols, {r.config['L']} to recall); "
-                             "L = cross-entropy of the recalled symbols")
+    plot.show(
+        fig,
+        col,
+        data=f"denoise sequences, generated ({r.config['symbols']} symbols, {r.config['L']} to recall); "
+        "L = cross-entropy of the recalled symbols",
+    )
 
 
 def heatmap_model(col) -> str:
@@ -324,7 +472,7 @@ def symbol_attention_ratio(A, tokens, symbols: int, L: int) -> float:
     A, tokens = np.asarray(A), np.asarray(tokens)
     sym = (tokens > 0) & (tokens <= symbols)
     T = len(tokens)
-    ratios = [A[t, :t + 1][sym[:t + 1]].sum() / (sym[:t + 1].sum() / (t + 1)) for t in range(T - L, T)]
+    ratios = [A[t, : t + 1][sym[: t + 1]].sum() / (sym[: t + 1].sum() / (t + 1)) for t in range(T - L, T)]
     return float(np.mean(ratios))
 
 
@@ -352,10 +500,26 @@ def buffer_runs(scale: str) -> list[Run]:
     shortest training length of Tables B.2/4.2 (Figs. B.8/B.9, the contrast to Fig. 4.1)."""
     s = TASK_SIZES[scale]
     keys = ("L", "symbols", "width", "batch", "lr", "nu", "eval_batch", "grad_batch")
-    return [Run(CHAPTER, "buffer", f"{task}-RelRNN-rho0-T{s[f'{task}_T'][0]}", train_run,
-                dict(task=task, model="RelRNN", T=s[f"{task}_T"][0], seed=0, grad_T=None, rho=0, transfer=[1],
-                     steps=BUFFER_STEPS[scale], **{k: s[k] for k in keys}))
-            for task in ("copy", "denoise")]
+    return [
+        Run(
+            CHAPTER,
+            "buffer",
+            f"{task}-RelRNN-rho0-T{s[f'{task}_T'][0]}",
+            train_run,
+            dict(
+                task=task,
+                model="RelRNN",
+                T=s[f"{task}_T"][0],
+                seed=0,
+                grad_T=None,
+                rho=0,
+                transfer=[1],
+                steps=BUFFER_STEPS[scale],
+                **{k: s[k] for k in keys},
+            ),
+        )
+        for task in ("copy", "denoise")
+    ]
 
 
 def fig_buffer(profile: Profile):
@@ -366,7 +530,7 @@ def outside_buffer_mass(A, nu: int) -> float:
     """Largest attention weight on a state ``nu`` or more steps back, outside the buffer ``h_{t-nu+1}..h_t``
     (0 when only the buffer is attended)."""
     A = np.asarray(A)
-    return float(max((A[t, :t - nu + 1].max() for t in range(nu, len(A))), default=0.0))
+    return float(max((A[t, : t - nu + 1].max() for t in range(nu, len(A))), default=0.0))
 
 
 # ------------------------------------------------------------------ Figs. B.2, B.3: training curves
@@ -387,8 +551,11 @@ def updates_to(r, level: float, window: int = 50) -> float:
 def show_curves(copy_col, denoise_col) -> None:
     """Figs. B.2 (every model) and B.3 (the LSTM line): cross-entropy against updates, one panel per task and
     training length, with the memoryless baseline (blanks, then a uniform guess of the symbols)."""
-    panels = [(name, col, T) for name, col in (("copy", copy_col), ("denoise", denoise_col))
-              for T in sorted({r.config["T"] for r in col})]
+    panels = [
+        (name, col, T)
+        for name, col in (("copy", copy_col), ("denoise", denoise_col))
+        for T in sorted({r.config["T"] for r in col})
+    ]
     ncols = max(sum(p[0] == "copy" for p in panels), sum(p[0] == "denoise" for p in panels))
     fig, ax = plot.figure(ncols, 2, width=min(3.6 * ncols, 10.5), height=5.6)
     for a in ax.flat:
@@ -418,11 +585,18 @@ def show_dense_curves(col) -> None:
         ax[0, 0].plot(r["loss_step"][x], y / np.log(2), color=colors.get(r.config["model"]), label=r.config["model"])
     unigram = col.where(task="ptb")[0]["unigram_bits"]
     ax[0, 0].axhline(unigram, **plot.THEORY, label="letter frequencies")
-    ax[0, 0].set(xlabel="update", ylabel="training loss (bits per character)", title="PTB characters",
-                 ylim=(None, 1.6 * unigram))
+    ax[0, 0].set(
+        xlabel="update", ylabel="training loss (bits per character)", title="PTB characters", ylim=(None, 1.6 * unigram)
+    )
     for r in col.where(task="pmnist"):
-        ax[0, 1].plot(r["eval_step"], 100 * r["eval_valid_acc"], "o-", ms=3, color=colors.get(r.config["model"]),
-                      label=r.config["model"])
+        ax[0, 1].plot(
+            r["eval_step"],
+            100 * r["eval_valid_acc"],
+            "o-",
+            ms=3,
+            color=colors.get(r.config["model"]),
+            label=r.config["model"],
+        )
     ax[0, 1].axhline(10, **plot.THEORY, label="chance")
     ax[0, 1].set(xlabel="update", ylabel="validation accuracy (%)", title="pMNIST (Fig. B.6)")
     for a in ax[0]:
@@ -434,10 +608,13 @@ def show_dense_attention(col, model: str = "RelRNN") -> None:
     """Figs. B.5 (PTB) and B.7 (pMNIST): ``model``'s attention on one test sequence (blocks averaged when the
     sequence is longer than the heatmap; the thesis groups 7 pixels per step)."""
     fig, ax = plot.figure(2, 1, width=10, height=4.2)
-    for a, task, what in zip(ax[0], ("ptb", "pmnist"), ("PTB test characters (Fig. B.5)", "a pMNIST test digit (Fig. B.7)")):
+    for a, task, what in zip(
+        ax[0], ("ptb", "pmnist"), ("PTB test characters (Fig. B.5)", "a pMNIST test digit (Fig. B.7)")
+    ):
         r = col.one(task=task, model=model)
-        plot.heatmap(a, r["attention"], xlabel="attended step i", ylabel="querying step t", cbar_label="α_{i,t}",
-                     vmin=0)
+        plot.heatmap(
+            a, r["attention"], xlabel="attended step i", ylabel="querying step t", cbar_label="α_{i,t}", vmin=0
+        )
         a.set_title(f"{model} on {what}", fontsize=9)
         text = r.get("sample_text", "") if task == "ptb" else ""
         if text and len(text) == len(r["attention"]):
@@ -460,7 +637,9 @@ def memory_run(cfg: dict, ctx) -> dict:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
             base = torch.cuda.memory_allocated()
-        saved, loss = saved_tensor_bytes(lambda: torch.nn.functional.cross_entropy(model(x).reshape(-1, 9), y.reshape(-1)))
+        saved, loss = saved_tensor_bytes(
+            lambda model=model: torch.nn.functional.cross_entropy(model(x).reshape(-1, 9), y.reshape(-1))
+        )
         if device.startswith("cuda"):
             loss.backward()
             torch.cuda.synchronize()
@@ -474,9 +653,18 @@ def memory_run(cfg: dict, ctx) -> dict:
 def memory_runs(scale: str) -> list[Run]:
     s = TASK_SIZES[scale]
     models = ["RNN", "LSTM", "MemRNN", "RelRNN", "RelLSTM"]
-    return [Run(CHAPTER, "memory", f"T{T}", memory_run,
-                dict(T=T, models=models, width=s["memory_width"], batch=s["memory_batch"], nu=s["nu"], rho=s["rho"],
-                     seed=0)) for T in s["memory_T"]]
+    return [
+        Run(
+            CHAPTER,
+            "memory",
+            f"T{T}",
+            memory_run,
+            dict(
+                T=T, models=models, width=s["memory_width"], batch=s["memory_batch"], nu=s["nu"], rho=s["rho"], seed=0
+            ),
+        )
+        for T in s["memory_T"]
+    ]
 
 
 def fig_memory(profile: Profile):
@@ -487,8 +675,10 @@ def memory_table(col) -> dict:
     """{model: (lengths, saved bytes, stored states)} sorted by length."""
     rs = sorted(col, key=lambda r: r.config["T"])
     T = np.array([r.config["T"] for r in rs])
-    return {m: (T, np.array([r[f"{m}_saved_bytes"] for r in rs], float), np.array([r[f"{m}_stored_states"] for r in rs]))
-            for m in rs[0].config["models"]}
+    return {
+        m: (T, np.array([r[f"{m}_saved_bytes"] for r in rs], float), np.array([r[f"{m}_stored_states"] for r in rs]))
+        for m in rs[0].config["models"]
+    }
 
 
 def loglog_slope(x, y) -> float:
@@ -501,10 +691,15 @@ def show_memory(col) -> None:
     fig, ax = plot.figure(2, 1, width=9.5, height=3.6)
     colors = {"RNN": "C0", "LSTM": "C2", "MemRNN": "C3", "RelRNN": "C1", "RelLSTM": "C4"}
     for m, (T, b, k) in tab.items():
-        ax[0, 0].plot(T, b / 2 ** 20, "o-", color=colors[m], label=f"{m} (slope {loglog_slope(T, b):.2f})")
+        ax[0, 0].plot(T, b / 2**20, "o-", color=colors[m], label=f"{m} (slope {loglog_slope(T, b):.2f})")
         ax[0, 1].plot(T, k, "o-", color=colors[m], label=m)
-    ax[0, 0].set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="MiB saved for backward",
-                 title="activation memory of one training step")
+    ax[0, 0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="sequence length T",
+        ylabel="MiB saved for backward",
+        title="activation memory of one training step",
+    )
     ax[0, 1].set(xlabel="sequence length T", ylabel="states attended at the last step", title="attention memory")
     ax[0, 0].legend(fontsize=7)
     ax[0, 1].legend(fontsize=7)
@@ -515,23 +710,79 @@ def show_memory(col) -> None:
 DENSE_MODELS = ["RNN", "orthRNN", "LSTM", "RelRNN", "RelLSTM"]
 DENSE_SIZES = {
     "quick": {
-        "pmnist": dict(pool=2, group=4, n_train=2000, n_valid=500, n_test=500, width=32, batch=32, steps=100, epochs=None,
-                       eval_every=25, lr=1e-2, nu=5, rho=5, real_only=False),
-        "ptb": dict(train_tokens=200_000, valid_tokens=10_000, test_tokens=20_000, bptt=40, batch=16, width=64,
-                    embedding=16, steps=120, epochs=None, eval_every=120, lr=5e-3, nu=5, rho=5, real_only=False),
+        "pmnist": dict(
+            pool=2,
+            group=4,
+            n_train=2000,
+            n_valid=500,
+            n_test=500,
+            width=32,
+            batch=32,
+            steps=100,
+            epochs=None,
+            eval_every=25,
+            lr=1e-2,
+            nu=5,
+            rho=5,
+            real_only=False,
+        ),
+        "ptb": dict(
+            train_tokens=200_000,
+            valid_tokens=10_000,
+            test_tokens=20_000,
+            bptt=40,
+            batch=16,
+            width=64,
+            embedding=16,
+            steps=120,
+            epochs=None,
+            eval_every=120,
+            lr=5e-3,
+            nu=5,
+            rho=5,
+            real_only=False,
+        ),
     },
-    "full": {   # the thesis's set-up (Tables B.5, B.6; code defaults for sizes, batch and epochs, spec §2)
-        "pmnist": dict(pool=1, group=1, n_train=50_000, n_valid=10_000, n_test=10_000, width=100, batch=100, steps=None,
-                       epochs=200, eval_every=None, nu=10, rho=10, real_only=True,
-                       lr=dict(RNN=1e-4, orthRNN=1e-4, LSTM=2e-4, RelRNN=3e-4, RelLSTM=3e-4)),
-        "ptb": dict(train_tokens=None, valid_tokens=None, test_tokens=None, bptt=150, batch=128, width=1024,
-                    embedding=200, steps=None, epochs=100, eval_every=None, nu=10, rho=5, real_only=True,
-                    lr=dict(RNN=1e-3, orthRNN=1e-3, LSTM=2e-4, RelRNN=3e-4, RelLSTM=3e-4)),
+    "full": {  # the thesis's set-up (Tables B.5, B.6; code defaults for sizes, batch and epochs, spec §2)
+        "pmnist": dict(
+            pool=1,
+            group=1,
+            n_train=50_000,
+            n_valid=10_000,
+            n_test=10_000,
+            width=100,
+            batch=100,
+            steps=None,
+            epochs=200,
+            eval_every=None,
+            nu=10,
+            rho=10,
+            real_only=True,
+            lr=dict(RNN=1e-4, orthRNN=1e-4, LSTM=2e-4, RelRNN=3e-4, RelLSTM=3e-4),
+        ),
+        "ptb": dict(
+            train_tokens=None,
+            valid_tokens=None,
+            test_tokens=None,
+            bptt=150,
+            batch=128,
+            width=1024,
+            embedding=200,
+            steps=None,
+            epochs=100,
+            eval_every=None,
+            nu=10,
+            rho=5,
+            real_only=True,
+            lr=dict(RNN=1e-3, orthRNN=1e-3, LSTM=2e-4, RelRNN=3e-4, RelLSTM=3e-4),
+        ),
     },
 }
-DENSE_NOTE = ("Adam, clipping 1.0, one seed; learning rates of Tables B.5/B.6 (RNN takes orthRNN's and RelLSTM RelRNN's, "
-              "which the thesis does not give); tanh RelRNN (the thesis lists modReLU for pMNIST); every BPTT window "
-              "starts from a zero state (windows drawn at random offsets); no expRNN, h-detach, SAB")
+DENSE_NOTE = (
+    "Adam, clipping 1.0, one seed; learning rates of Tables B.5/B.6 (RNN takes orthRNN's and RelLSTM RelRNN's, "
+    "which the thesis does not give); tanh RelRNN (the thesis lists modReLU for pMNIST); every BPTT window "
+    "starts from a zero state (windows drawn at random offsets); no expRNN, h-detach, SAB"
+)
 HEATMAP_MAX = 112
 """Attention matrices longer than this are stored block-averaged (the thesis groups 7 pixels per step, Fig. B.7)."""
 
@@ -559,7 +810,8 @@ def _ptb(real_only: bool):
 
 def pmnist_data(cfg: dict) -> dict:
     """Permuted pixel-by-pixel MNIST (the fixed ``RandomState(1234)`` permutation of the authors' code), images
-    average-pooled by ``pool`` first, ``group`` permuted pixels per step (``pool=group=1``: the 784-step task). Train on the first ``n_train`` training
+    average-pooled by ``pool`` first, ``group`` permuted pixels per step (``pool=group=1``: the 784-step task). Train on
+    the first ``n_train`` training
     images, validate on the last ``n_valid``, test on the first ``n_test`` test images. ``real_only`` refuses the
     small fallback set (full runs); otherwise no download is tried and the fallback is used where files are absent."""
     train, test = _mnist(bool(cfg["real_only"]))
@@ -574,14 +826,18 @@ def pmnist_data(cfg: dict) -> dict:
     tr, va, te = slice(0, cfg["n_train"]), slice(len(train) - cfg["n_valid"], len(train)), slice(0, cfg["n_test"])
     if tr.stop > va.start:
         raise ValueError(f"n_train + n_valid exceed the {len(train)} training images of {train.source}")
-    return {"train": (seqs(train, tr), train.labels[tr]), "valid": (seqs(train, va), train.labels[va]),
-            "test": (seqs(test, te), test.labels[te]), "source": train.source}
+    return {
+        "train": (seqs(train, tr), train.labels[tr]),
+        "valid": (seqs(train, va), train.labels[va]),
+        "test": (seqs(test, te), test.labels[te]),
+        "source": train.source,
+    }
 
 
 def ptb_data(cfg: dict) -> dict:
     """PTB characters (``<eos>`` at line ends, 50 symbols), each split cut to its first ``*_tokens`` (None: all)."""
     corpus = _ptb(bool(cfg["real_only"]))
-    cut = {s: getattr(corpus, s)[:cfg[f"{s}_tokens"]] for s in ("train", "valid", "test")}
+    cut = {s: getattr(corpus, s)[: cfg[f"{s}_tokens"]] for s in ("train", "valid", "test")}
     counts = torch.bincount(cut["train"], minlength=corpus.vocab_size).double()
     p = counts[counts > 0] / counts.sum()
     return {**cut, "vocab": corpus.vocab, "source": corpus.source, "unigram_bits": float(-(p * p.log2()).sum())}
@@ -590,8 +846,10 @@ def ptb_data(cfg: dict) -> dict:
 @torch.no_grad()
 def classify_accuracy(model, x: torch.Tensor, y: torch.Tensor, device, *, chunk: int = 500) -> float:
     """Fraction of sequences whose last-step logits pick the label."""
-    hits = sum(int((model(x[i:i + chunk].to(device))[:, -1].argmax(-1).cpu() == y[i:i + chunk]).sum())
-               for i in range(0, len(y), chunk))
+    hits = sum(
+        int((model(x[i : i + chunk].to(device))[:, -1].argmax(-1).cpu() == y[i : i + chunk]).sum())
+        for i in range(0, len(y), chunk)
+    )
     return hits / len(y)
 
 
@@ -602,8 +860,9 @@ def lm_scores(model, ids: torch.Tensor, bptt: int, device, *, rows: int = 64) ->
     nats, hits, count = 0.0, 0, 0
     for x, y in bptt_windows(batchify(ids, min(rows, ids.numel() // (bptt + 1) or 1)), bptt):
         logits = model(x.to(device)).cpu()
-        nats += float(torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1),
-                                                        reduction="sum"))
+        nats += float(
+            torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum")
+        )
         hits += int((logits.argmax(-1) == y).sum())
         count += y.numel()
     return {"bpc": bits_per_token(nats / count), "accuracy": hits / count}
@@ -645,8 +904,10 @@ def dense_run(cfg: dict, ctx) -> dict:
             return torch.nn.functional.cross_entropy(m(x)[:, -1], y)
 
         def eval_fn(m):
-            return {"valid_acc": classify_accuracy(m, xva, yva, device),
-                    "test_acc": classify_accuracy(m, xte, yte, device)}
+            return {
+                "valid_acc": classify_accuracy(m, xva, yva, device),
+                "test_acc": classify_accuracy(m, xte, yte, device),
+            }
     elif task == "ptb":
         data = ptb_data(cfg)
         ids, V, L = data["train"], len(data["vocab"]), cfg["bptt"]
@@ -663,18 +924,40 @@ def dense_run(cfg: dict, ctx) -> dict:
 
         def eval_fn(m):
             va, te = lm_scores(m, data["valid"], L, device), lm_scores(m, data["test"], L, device)
-            return {"valid_bpc": va["bpc"], "valid_acc": va["accuracy"], "test_bpc": te["bpc"],
-                    "test_acc": te["accuracy"]}
+            return {
+                "valid_bpc": va["bpc"],
+                "valid_acc": va["accuracy"],
+                "test_bpc": te["bpc"],
+                "test_acc": te["accuracy"],
+            }
     else:
         raise ValueError(f"task must be 'pmnist' or 'ptb', got {task!r}")
     steps = cfg["steps"] or cfg["epochs"] * per_epoch
-    hist = fit(model, batch_fn, loss_fn, steps=steps, lr=cfg["lr"], optimizer="adam", clip=1.0, eval_fn=eval_fn,
-               eval_every=cfg["eval_every"] or per_epoch, checkpoint=getattr(ctx, "checkpoint", None),
-               progress=getattr(ctx, "progress", False), desc=f"{task} {kind}", generators=(gen,))
+    hist = fit(
+        model,
+        batch_fn,
+        loss_fn,
+        steps=steps,
+        lr=cfg["lr"],
+        optimizer="adam",
+        clip=1.0,
+        eval_fn=eval_fn,
+        eval_every=cfg["eval_every"] or per_epoch,
+        checkpoint=getattr(ctx, "checkpoint", None),
+        progress=getattr(ctx, "progress", False),
+        desc=f"{task} {kind}",
+        generators=(gen,),
+    )
     at, loss = _thin(hist.loss)
-    out = {"loss_step": at, "loss": loss, "diverged": hist.diverged, "source": data["source"], "steps": steps,
-           "loss_start": float(np.mean(hist.loss[:10])) if hist.loss else float("nan"),
-           "loss_end": float(np.mean(hist.loss[-10:])) if hist.loss else float("nan")}
+    out = {
+        "loss_step": at,
+        "loss": loss,
+        "diverged": hist.diverged,
+        "source": data["source"],
+        "steps": steps,
+        "loss_start": float(np.mean(hist.loss[:10])) if hist.loss else float("nan"),
+        "loss_end": float(np.mean(hist.loss[-10:])) if hist.loss else float("nan"),
+    }
     if hist.evals:
         ev = {k: np.array([e[k] for e in hist.evals]) for k in hist.evals[0]}
         out.update({f"eval_{k}": v for k, v in ev.items()})
@@ -684,8 +967,8 @@ def dense_run(cfg: dict, ctx) -> dict:
             out["test_bpc"] = float(ev["test_bpc"][best])
     if task == "ptb":
         out["unigram_bits"] = data["unigram_bits"]
-    if kind in ("RelRNN", "RelLSTM") and not hist.diverged:   # one test sequence (Figs. B.5, B.7)
-        sample = (data["test"][0][:1] if task == "pmnist" else data["test"][:L].unsqueeze(0))
+    if kind in ("RelRNN", "RelLSTM") and not hist.diverged:  # one test sequence (Figs. B.5, B.7)
+        sample = data["test"][0][:1] if task == "pmnist" else data["test"][:L].unsqueeze(0)
         out["attention"] = _attention_of(model, sample, device)
         out["sample"] = sample[0].cpu().numpy()
         if task == "ptb":
@@ -700,18 +983,20 @@ def dense_runs(scale: str) -> list[Run]:
         base = {k: v for k, v in sizes[task].items() if k != "lr"}
         for m in DENSE_MODELS:
             lr = sizes[task]["lr"]
-            runs.append(Run(CHAPTER, "dense", f"{task}-{m}-s0", dense_run,
-                            dict(task=task, model=m, seed=0, lr=lr[m] if isinstance(lr, dict) else lr, **base)))
+            runs.append(
+                Run(
+                    CHAPTER,
+                    "dense",
+                    f"{task}-{m}-s0",
+                    dense_run,
+                    dict(task=task, model=m, seed=0, lr=lr[m] if isinstance(lr, dict) else lr, **base),
+                )
+            )
     return runs
 
 
 def fig_dense(profile: Profile):
     return gather(dense_runs, profile, subset=DENSE_NOTE)
-
-
-def _paper_4_3(model: str) -> dict:
-    row = {m: (b, a, p) for m, b, a, p in TABLE_4_3}.get(PAPER_NAME.get(model, model))
-    return dict(zip(("bpc", "acc", "pmnist"), row)) if row else {}
 
 
 def _num(v) -> float:
@@ -744,7 +1029,11 @@ def dense_rows(col) -> list[dict]:
     for paper_name, bpc, acc, pm in TABLE_4_3:
         m = name.get(paper_name, paper_name)
         row = {"model": m}
-        for key, label, pv in (("bpc", "PTB BPC", bpc), ("ptb_acc", "PTB acc.", acc), ("pmnist_acc", "pMNIST acc.", pm)):
+        for key, label, pv in (
+            ("bpc", "PTB BPC", bpc),
+            ("ptb_acc", "PTB acc.", acc),
+            ("pmnist_acc", "pMNIST acc.", pm),
+        ):
             o = ours.get(m, {}).get(key, np.nan)
             gap = o - _num(pv)
             row[f"{label} thesis"] = str(pv)
@@ -760,16 +1049,22 @@ def dense_data_note(col) -> str:
     pm = [r for r in col if r.config["task"] == "pmnist"][0]
     c, d = ptb.config, pm.config
     side, g = 28 // d["pool"], d["group"]
-    tok = (lambda n: "all" if n is None else f"{n:,}")
-    return (f"{ptb['source']}: {tok(c['train_tokens'])} training / {tok(c['test_tokens'])} test characters, BPTT "
-            f"{c['bptt']}, width {c['width']}; {pm['source']}: {d['n_train']:,} / {d['n_test']:,} images"
-            + (f" average-pooled to {side}x{side}" if d["pool"] > 1 else "") + ", pixels permuted, "
-            + (f"{g} per step" if g > 1 else "one per step") + f" ({side * side // g} steps), width {d['width']}")
+    tok = lambda n: "all" if n is None else f"{n:,}"
+    return (
+        f"{ptb['source']}: {tok(c['train_tokens'])} training / {tok(c['test_tokens'])} test characters, BPTT "
+        f"{c['bptt']}, width {c['width']}; {pm['source']}: {d['n_train']:,} / {d['n_test']:,} images"
+        + (f" average-pooled to {side}x{side}" if d["pool"] > 1 else "")
+        + ", pixels permuted, "
+        + (f"{g} per step" if g > 1 else "one per step")
+        + f" ({side * side // g} steps), width {d['width']}"
+    )
 
 
 # ------------------------------------------------------------------ Fig. B.1: the nu / rho trade-off (toy)
-SCREENING_NOTE = ("the linearised model of App. B.3's argument (T = 1,000, the thesis's nu and rho values, 5 relevant "
-                  "events), not the trained RelLSTM on denoise of Fig. B.1, which is owed")
+SCREENING_NOTE = (
+    "the linearised model of App. B.3's argument (T = 1,000, the thesis's nu and rho values, 5 relevant "
+    "events), not the trained RelLSTM on denoise of Fig. B.1, which is owed"
+)
 
 
 def screening_run(cfg: dict, ctx) -> dict:
@@ -778,7 +1073,10 @@ def screening_run(cfg: dict, ctx) -> dict:
     rng = np.random.default_rng(ctx.seed)
     events = np.sort(rng.choice(cfg["T"], cfg["events"], replace=False))
     out = {"events": events}
-    for name, pairs in (("rho", [(cfg["fixed"], r) for r in cfg["rhos"]]), ("nu", [(n, cfg["fixed"]) for n in cfg["nus"]])):
+    for name, pairs in (
+        ("rho", [(cfg["fixed"], r) for r in cfg["rhos"]]),
+        ("nu", [(n, cfg["fixed"]) for n in cfg["nus"]]),
+    ):
         for nu, rho in pairs:
             r = theory.screened_gradients(cfg["T"], events, nu=nu, rho=rho, lam=cfg["lam"], boost=cfg["boost"])
             value = rho if name == "rho" else nu
@@ -788,8 +1086,15 @@ def screening_run(cfg: dict, ctx) -> dict:
 
 
 def screening_runs(scale: str) -> list[Run]:
-    return [Run(CHAPTER, "screening", "linear", screening_run,
-                dict(T=1000, events=5, rhos=[3, 8, 18, 25], nus=[3, 8, 18, 25], fixed=15, lam=0.9, boost=4.0, seed=0))]
+    return [
+        Run(
+            CHAPTER,
+            "screening",
+            "linear",
+            screening_run,
+            dict(T=1000, events=5, rhos=[3, 8, 18, 25], nus=[3, 8, 18, 25], fixed=15, lam=0.9, boost=4.0, seed=0),
+        )
+    ]
 
 
 def fig_screening(profile: Profile):
@@ -808,8 +1113,12 @@ def show_screening(col) -> None:
     for a, name in zip(ax[0], ("rho", "nu")):
         for v, color in zip(r.config[f"{name}s"], ("C3", "C1", "C2", "C0")):
             g = r[f"{name}{v}_grad"][::-1]
-            a.plot(np.log10(np.clip(g, 1e-300, None)), color=color, lw=1,
-                   label=f"{'ρ' if name == 'rho' else 'ν'} = {v} ({r[f'{name}{v}_kept']} of {len(r['events'])} kept)")
+            a.plot(
+                np.log10(np.clip(g, 1e-300, None)),
+                color=color,
+                lw=1,
+                label=f"{'ρ' if name == 'rho' else 'ν'} = {v} ({r[f'{name}{v}_kept']} of {len(r['events'])} kept)",
+            )
         for e in r["events"]:
             a.axvline(r.config["T"] - 1 - e, color="k", lw=0.5, ls=":")
         other = "ν" if name == "rho" else "ρ"
@@ -828,33 +1137,100 @@ def explore_figure(lam: float = 0.9, kappa: int = 5, steps: int = 1000):
     return fig
 
 
-FIGURES = {"propagation": propagation_runs, "reach": reach_runs, "copy": copy_runs, "denoise": denoise_runs,
-           "memory": memory_runs, "dense": dense_runs, "screening": screening_runs, "buffer": buffer_runs}
+FIGURES = {
+    "propagation": propagation_runs,
+    "reach": reach_runs,
+    "copy": copy_runs,
+    "denoise": denoise_runs,
+    "memory": memory_runs,
+    "dense": dense_runs,
+    "screening": screening_runs,
+    "buffer": buffer_runs,
+}
 
 REPRODUCES = [
-    {"source": "Thm 4.4.2, Thm 4.4.3", "what": "gradient propagation: uniform Omega(1/T), sparse Omega(1/kappa^d)",
-     "figure": "propagation", "data": "closed form", "note": "scalar linearised model of the theorems"},
-    {"source": "§4.5 (relevancy screening)", "what": "gradients reach stored relevant states at any length",
-     "figure": "reach", "data": "generated", "note": "untrained networks, oracle screening"},
-    {"source": "Table 4.1, Table B.2", "what": "transfer copy and copy accuracy", "figure": "copy",
-     "data": "copy task, generated", "note": "quick: T = 10, 4 symbols; full: declared subset (T <= 500, 5k steps)"},
-    {"source": "Table 4.2, Fig. 4.2 (left)", "what": "denoise accuracy; gradient norms after training",
-     "figure": "denoise", "data": "denoise task, generated", "note": "quick: T = 10, gradients at T = 100"},
-    {"source": "Fig. 4.1", "what": "attention weights after training on copy and denoise", "figure": "copy",
-     "data": "", "note": "quick shows RelRNN (MemRNN in full); symbol-focused attention not reproduced at toy scale"},
-    {"source": "Fig. 4.2 (centre)", "what": "memory vs sequence length", "figure": "memory", "data": "generated",
-     "note": "saved-for-backward bytes and attended states (peak GPU memory in full); scaling, not OOM marks"},
-    {"source": "Table 4.3", "what": "PTB characters (BPC, accuracy) and pMNIST accuracy", "figure": "dense",
-     "data": "Penn Treebank characters, MNIST (real files)",
-     "note": "quick: 200 steps on slices (pMNIST pooled to 7x7); full: the thesis's set-up, owed to a GPU"},
-    {"source": "Fig. B.1", "what": "nu / rho trade-off: gradients with a smaller buffer or long-term set",
-     "figure": "screening", "data": "closed form", "note": "linearised model with the screening rule; trained RelLSTM owed"},
-    {"source": "Figs. B.2, B.3", "what": "training curves on copy and denoise (B.3: the LSTM's)", "figure": "copy",
-     "data": "", "note": "the copy/denoise runs' loss histories; GORU (Fig. B.4) not implemented"},
-    {"source": "Figs. B.5, B.6, B.7", "what": "attention on PTB and pMNIST; pMNIST validation curves", "figure": "dense",
-     "data": "", "note": "RelRNN's attention (the thesis's B.5 is full attention, which ran out of memory)"},
-    {"source": "Figs. B.8, B.9", "what": "attention over the short-term buffer only (rho = 0)", "figure": "buffer",
-     "data": "copy and denoise, generated", "note": "quick: 500 updates"},
-    {"source": "Tables B.1, B.3-B.6, Fig. B.4", "what": "MiniGrid; hyper-parameter tables; GORU curves",
-     "figure": None, "data": "", "note": "MiniGrid and GORU not reproduced; Tables B.3-B.6 are the configs used"},
+    {
+        "source": "Thm 4.4.2, Thm 4.4.3",
+        "what": "gradient propagation: uniform Omega(1/T), sparse Omega(1/kappa^d)",
+        "figure": "propagation",
+        "data": "closed form",
+        "note": "scalar linearised model of the theorems",
+    },
+    {
+        "source": "§4.5 (relevancy screening)",
+        "what": "gradients reach stored relevant states at any length",
+        "figure": "reach",
+        "data": "generated",
+        "note": "untrained networks, oracle screening",
+    },
+    {
+        "source": "Table 4.1, Table B.2",
+        "what": "transfer copy and copy accuracy",
+        "figure": "copy",
+        "data": "copy task, generated",
+        "note": "quick: T = 10, 4 symbols; full: declared subset (T <= 500, 5k steps)",
+    },
+    {
+        "source": "Table 4.2, Fig. 4.2 (left)",
+        "what": "denoise accuracy; gradient norms after training",
+        "figure": "denoise",
+        "data": "denoise task, generated",
+        "note": "quick: T = 10, gradients at T = 100",
+    },
+    {
+        "source": "Fig. 4.1",
+        "what": "attention weights after training on copy and denoise",
+        "figure": "copy",
+        "data": "",
+        "note": "quick shows RelRNN (MemRNN in full); symbol-focused attention not reproduced at toy scale",
+    },
+    {
+        "source": "Fig. 4.2 (centre)",
+        "what": "memory vs sequence length",
+        "figure": "memory",
+        "data": "generated",
+        "note": "saved-for-backward bytes and attended states (peak GPU memory in full); scaling, not OOM marks",
+    },
+    {
+        "source": "Table 4.3",
+        "what": "PTB characters (BPC, accuracy) and pMNIST accuracy",
+        "figure": "dense",
+        "data": "Penn Treebank characters, MNIST (real files)",
+        "note": "quick: 200 steps on slices (pMNIST pooled to 7x7); full: the thesis's set-up, owed to a GPU",
+    },
+    {
+        "source": "Fig. B.1",
+        "what": "nu / rho trade-off: gradients with a smaller buffer or long-term set",
+        "figure": "screening",
+        "data": "closed form",
+        "note": "linearised model with the screening rule; trained RelLSTM owed",
+    },
+    {
+        "source": "Figs. B.2, B.3",
+        "what": "training curves on copy and denoise (B.3: the LSTM's)",
+        "figure": "copy",
+        "data": "",
+        "note": "the copy/denoise runs' loss histories; GORU (Fig. B.4) not implemented",
+    },
+    {
+        "source": "Figs. B.5, B.6, B.7",
+        "what": "attention on PTB and pMNIST; pMNIST validation curves",
+        "figure": "dense",
+        "data": "",
+        "note": "RelRNN's attention (the thesis's B.5 is full attention, which ran out of memory)",
+    },
+    {
+        "source": "Figs. B.8, B.9",
+        "what": "attention over the short-term buffer only (rho = 0)",
+        "figure": "buffer",
+        "data": "copy and denoise, generated",
+        "note": "quick: 500 updates",
+    },
+    {
+        "source": "Tables B.1, B.3-B.6, Fig. B.4",
+        "what": "MiniGrid; hyper-parameter tables; GORU curves",
+        "figure": None,
+        "data": "",
+        "note": "MiniGrid and GORU not reproduced; Tables B.3-B.6 are the configs used",
+    },
 ]

@@ -7,6 +7,7 @@ nonlinearities) into a few kernels, and ``mode="reduce-overhead"`` replays the s
 step computes the same function (a unit test checks it against the eager cell, values and gradients);
 ``bench/cells.py`` measures what it buys against cuDNN's ``nn.LSTM``/``nn.GRU``.
 """
+
 from __future__ import annotations
 
 import torch

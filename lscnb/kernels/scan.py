@@ -5,6 +5,7 @@ doubling in PyTorch, O(log T) steps of O(T) work each; a GPU matter, no win on 2
 autograd-differentiable torch code, or ``triton`` (a chunked scan with its own backward, :mod:`.triton_scan`; CUDA
 tensors, or any tensor under ``TRITON_INTERPRET=1``).
 """
+
 from __future__ import annotations
 
 import os
@@ -69,9 +70,12 @@ def scan_triton(a: torch.Tensor, b: torch.Tensor, h0: torch.Tensor | None = None
     if not triton_available():
         raise RuntimeError("backend='triton' needs the triton package (pip install triton)")
     from . import triton_scan
+
     if not (b.is_cuda or triton_interpreted()):
-        raise ValueError("backend='triton' needs CUDA tensors (or TRITON_INTERPRET=1 set before lscnb.kernels.triton_scan "
-                         f"is imported, to run the kernels on the CPU); b is on {b.device}")
+        raise ValueError(
+            "backend='triton' needs CUDA tensors (or TRITON_INTERPRET=1 set before lscnb.kernels.triton_scan "
+            f"is imported, to run the kernels on the CPU); b is on {b.device}"
+        )
     a, b, dim = _prepare(a, b, h0, dim)
     dtype = b.dtype
     if dtype in (torch.float16, torch.bfloat16):

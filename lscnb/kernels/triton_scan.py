@@ -14,6 +14,7 @@ The backward pass is the same scan run backwards in time (the adjoint recurrence
 kernels on (real, imaginary) pairs. On a machine without CUDA, ``TRITON_INTERPRET=1`` (set before this module is
 imported) runs the kernels' code in Triton's interpreter, which is how the CPU tests exercise it.
 """
+
 from __future__ import annotations
 
 import torch
@@ -31,8 +32,7 @@ def _compose(a1, b1, a2, b2):
 
 @triton.jit
 def _compose_complex(ar1, ai1, br1, bi1, ar2, ai2, br2, bi2):
-    return (ar2 * ar1 - ai2 * ai1, ar2 * ai1 + ai2 * ar1,
-            ar2 * br1 - ai2 * bi1 + br2, ar2 * bi1 + ai2 * br1 + bi2)
+    return (ar2 * ar1 - ai2 * ai1, ar2 * ai1 + ai2 * ar1, ar2 * br1 - ai2 * bi1 + br2, ar2 * bi1 + ai2 * br1 + bi2)
 
 
 @triton.jit
@@ -51,8 +51,9 @@ def _last_row(x, CHUNK: tl.constexpr):
 
 
 @triton.jit
-def _chunk_totals(ar, ai, br, bi, Ar, Ai, Br, Bi, T, C,
-                  COMPLEX: tl.constexpr, CHUNK: tl.constexpr, BLOCK_C: tl.constexpr):
+def _chunk_totals(
+    ar, ai, br, bi, Ar, Ai, Br, Bi, T, C, COMPLEX: tl.constexpr, CHUNK: tl.constexpr, BLOCK_C: tl.constexpr
+):
     a_r, _, _ = _tile(ar, T, C, 1.0, CHUNK, BLOCK_C)
     b_r, _, _ = _tile(br, T, C, 0.0, CHUNK, BLOCK_C)
     c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
@@ -89,8 +90,9 @@ def _carries(Ar, Ai, Br, Bi, Hr, Hi, n_chunks, C, COMPLEX: tl.constexpr, BLOCK_C
 
 
 @triton.jit
-def _chunk_scan(ar, ai, br, bi, Hr, Hi, outr, outi, T, C,
-                COMPLEX: tl.constexpr, CHUNK: tl.constexpr, BLOCK_C: tl.constexpr):
+def _chunk_scan(
+    ar, ai, br, bi, Hr, Hi, outr, outi, T, C, COMPLEX: tl.constexpr, CHUNK: tl.constexpr, BLOCK_C: tl.constexpr
+):
     a_r, off, mask = _tile(ar, T, C, 1.0, CHUNK, BLOCK_C)
     b_r, _, _ = _tile(br, T, C, 0.0, CHUNK, BLOCK_C)
     c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
@@ -129,8 +131,7 @@ def scan_2d(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     grid = (n_chunks, triton.cdiv(C, BLOCK_C))
     _chunk_totals[grid](ar, ai, br, bi, *totals, T, C, COMPLEX=complex_, CHUNK=CHUNK, BLOCK_C=BLOCK_C)
     _carries[(grid[1],)](*totals, *carries, n_chunks, C, COMPLEX=complex_, BLOCK_C=BLOCK_C)
-    _chunk_scan[grid](ar, ai, br, bi, *carries, out[0], out[-1], T, C,
-                      COMPLEX=complex_, CHUNK=CHUNK, BLOCK_C=BLOCK_C)
+    _chunk_scan[grid](ar, ai, br, bi, *carries, out[0], out[-1], T, C, COMPLEX=complex_, CHUNK=CHUNK, BLOCK_C=BLOCK_C)
     return torch.complex(out[0], out[1]) if complex_ else out[0]
 
 

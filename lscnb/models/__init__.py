@@ -1,4 +1,5 @@
 """Recurrent cells written once and shared by every chapter (see :mod:`lscnb.models.rnn` for the convention)."""
+
 from __future__ import annotations
 
 from .. import checks
@@ -14,5 +15,16 @@ def make_cell(kind: str, input_size: int, hidden_size: int, **options):
     return CELLS[checks.one_of(kind, CELLS, "kind")](input_size, hidden_size, **options)
 
 
-__all__ = ["ACTIVATIONS", "CELLS", "GRUCell", "LSTMCell", "RNNCell", "SequenceModel", "Stack", "get_activation",
-           "make_cell", "recurrent_matrix", "run_cell"]
+__all__ = [
+    "ACTIVATIONS",
+    "CELLS",
+    "GRUCell",
+    "LSTMCell",
+    "RNNCell",
+    "SequenceModel",
+    "Stack",
+    "get_activation",
+    "make_cell",
+    "recurrent_matrix",
+    "run_cell",
+]

@@ -1,4 +1,5 @@
 """Named nonlinearities, so that configs can say ``activation="tanh"``."""
+
 from __future__ import annotations
 
 import torch
@@ -31,9 +32,14 @@ def activation_derivative(name: str, z: torch.Tensor) -> torch.Tensor:
     """``phi'(z)`` for the activation called ``name``, differentiable in ``z`` (by autograd for those without
     a short closed form)."""
     checks.one_of(name, ACTIVATIONS, "activation")
-    closed = {"linear": lambda v: torch.ones_like(v), "tanh": lambda v: 1 - torch.tanh(v) ** 2,
-              "relu": lambda v: (v > 0).to(v.dtype), "sin": torch.cos, "cos": lambda v: -torch.sin(v),
-              "sigmoid": lambda v: torch.sigmoid(v) * (1 - torch.sigmoid(v))}
+    closed = {
+        "linear": lambda v: torch.ones_like(v),
+        "tanh": lambda v: 1 - torch.tanh(v) ** 2,
+        "relu": lambda v: (v > 0).to(v.dtype),
+        "sin": torch.cos,
+        "cos": lambda v: -torch.sin(v),
+        "sigmoid": lambda v: torch.sigmoid(v) * (1 - torch.sigmoid(v)),
+    }
     if name in closed:
         return closed[name](z)
     return torch.func.vmap(torch.func.grad(lambda v: ACTIVATIONS[name](v)))(z.reshape(-1)).reshape(z.shape)

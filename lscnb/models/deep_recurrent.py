@@ -14,6 +14,7 @@
 - :func:`signal_propagation`: ``E|h|^2`` of every recurrent layer and ``E[(dL/dtheta)^2]`` per parameter group
   and layer for the next-token loss ``L = 1/2 ||x_hat_t - x_{t+1}||^2`` (eq. 156), at initialisation.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,17 @@ def lecun_(weight: torch.Tensor, scale: float = 1.0, generator: torch.Generator 
 class DiagonalRecurrence(nn.Module):
     """A complex diagonal recurrent layer (B, T, d_model) -> (B, T, d_model) through ``d_hidden`` units."""
 
-    def __init__(self, d_model: int, d_hidden: int, *, nu_min: float = 0.0, nu_max: float = 1.0,
-                 max_phase: float = 2 * math.pi, param: str = "exp", generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        d_model: int,
+        d_hidden: int,
+        *,
+        nu_min: float = 0.0,
+        nu_max: float = 1.0,
+        max_phase: float = 2 * math.pi,
+        param: str = "exp",
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         self.d_model = checks.positive_int(d_model, "d_model")
         self.d_hidden = checks.positive_int(d_hidden, "d_hidden")
@@ -47,12 +57,12 @@ class DiagonalRecurrence(nn.Module):
             raise ValueError(f"need 0 <= nu_min <= nu_max < 1, got nu_min={nu_min}, nu_max={nu_max}")
         g = generator
         u = torch.rand(d_hidden, generator=g, dtype=torch.float64)
-        nu = torch.sqrt(u * (nu_max ** 2 - nu_min ** 2) + nu_min ** 2).clamp(min=1e-4)
+        nu = torch.sqrt(u * (nu_max**2 - nu_min**2) + nu_min**2).clamp(min=1e-4)
         theta = (max_phase * torch.rand(d_hidden, generator=g, dtype=torch.float64)).clamp_min(1e-6)
         if param == "exp":
             self.w_nu = nn.Parameter(torch.log(-torch.log(nu)).float())
             self.w_theta = nn.Parameter(torch.log(theta).float())
-            self.w_gamma = nn.Parameter(0.5 * torch.log(1 - nu ** 2).float())
+            self.w_gamma = nn.Parameter(0.5 * torch.log(1 - nu**2).float())
         else:
             self.lam_re = nn.Parameter((nu * torch.cos(theta)).float())
             self.lam_im = nn.Parameter((nu * torch.sin(theta)).float())
@@ -79,8 +89,15 @@ class DiagonalRecurrence(nn.Module):
         return (h @ torch.complex(self.C_re, self.C_im).T).real + x * self.D
 
 
-def chrono_init_(cell: GRUCell, t_min: float, t_max: float, *, scale_x: float = 1.0, scale_h: float = 1.0,
-                 generator: torch.Generator | None = None) -> GRUCell:
+def chrono_init_(
+    cell: GRUCell,
+    t_min: float,
+    t_max: float,
+    *,
+    scale_x: float = 1.0,
+    scale_h: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> GRUCell:
     """In place, the Chrono initialisation of a :class:`GRUCell` (gates r, z = forget, n): ``b_z = log T`` with
     ``T ~ U[t_min, t_max]``, other biases 0; input weights LeCun normal times ``scale_x``; each of the three
     hidden-to-gate blocks orthogonal times ``scale_h``."""
@@ -92,11 +109,11 @@ def chrono_init_(cell: GRUCell, t_min: float, t_max: float, *, scale_x: float = 
         for k in range(3):
             q, r = torch.linalg.qr(torch.randn(n, n, generator=generator, dtype=torch.float64))
             q = q * torch.sign(torch.diagonal(r))
-            cell.weight_hh[k * n:(k + 1) * n] = scale_h * q.float()
+            cell.weight_hh[k * n : (k + 1) * n] = scale_h * q.float()
         cell.bias_ih.zero_()
         cell.bias_hh.zero_()
         T = t_min + (t_max - t_min) * torch.rand(n, generator=generator, dtype=torch.float64)
-        cell.bias_ih[n:2 * n] = torch.log(T).float()
+        cell.bias_ih[n : 2 * n] = torch.log(T).float()
     return cell
 
 
@@ -113,11 +130,21 @@ def gru_sequence(cell: GRUCell, x: torch.Tensor, h0: torch.Tensor | None = None)
 class ChronoGRU(nn.Module):
     """A GRU layer (B, T, d_model) -> (B, T, d_hidden) with the Chrono initialisation (see :func:`chrono_init_`)."""
 
-    def __init__(self, d_model: int, d_hidden: int, *, t_min: float = 1.0, t_max: float = 2.0,
-                 scale_x: float = 1.0, scale_h: float = 1.0, generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        d_model: int,
+        d_hidden: int,
+        *,
+        t_min: float = 1.0,
+        t_max: float = 2.0,
+        scale_x: float = 1.0,
+        scale_h: float = 1.0,
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
-        self.cell = chrono_init_(GRUCell(d_model, d_hidden), t_min, t_max, scale_x=scale_x, scale_h=scale_h,
-                                 generator=generator)
+        self.cell = chrono_init_(
+            GRUCell(d_model, d_hidden), t_min, t_max, scale_x=scale_x, scale_h=scale_h, generator=generator
+        )
         self.last_state: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -157,8 +184,17 @@ class DeepRecurrentNet(nn.Module):
     diagonal layers, Chrono ``T`` in ``[1/(1 - nu0), 2/(1 - nu0)]`` for the GRU. ``norm``: None, ``layer`` or
     ``batch``."""
 
-    def __init__(self, d_in: int, *, kind: str = "lru", d_model: int = 256, depth: int = 4, nu0: float = 0.0,
-                 norm: str | None = None, seed: int = 0):
+    def __init__(
+        self,
+        d_in: int,
+        *,
+        kind: str = "lru",
+        d_model: int = 256,
+        depth: int = 4,
+        nu0: float = 0.0,
+        norm: str | None = None,
+        seed: int = 0,
+    ):
         super().__init__()
         self.kind = checks.one_of(kind, KINDS, "kind")
         checks.one_of(norm, (None, "layer", "batch"), "norm")
@@ -175,8 +211,14 @@ class DeepRecurrentNet(nn.Module):
         def layer():
             if kind == "gru":
                 return ChronoGRU(d_model, d_model, t_min=1 / (1 - nu0), t_max=2 / (1 - nu0), generator=g)
-            return DiagonalRecurrence(d_model, d_model, nu_min=nu0, nu_max=(1 + nu0) / 2,
-                                      param="exp" if kind == "lru" else "default", generator=g)
+            return DiagonalRecurrence(
+                d_model,
+                d_model,
+                nu_min=nu0,
+                nu_max=(1 + nu0) / 2,
+                param="exp" if kind == "lru" else "default",
+                generator=g,
+            )
 
         self.blocks = nn.ModuleList(Block(layer(), d_model, norm, g) for _ in range(depth))
         self.block_outputs: list[torch.Tensor] = []
@@ -197,8 +239,11 @@ class DeepRecurrentNet(nn.Module):
         """Parameter groups of Fig. 5B: ``{group: [(layer or None, parameter name), ...]}`` with groups ``lam``
         (cRNN), ``w_nu`` and ``w_theta`` (LRU), ``other`` (the rest of both), ``gru`` (the GRU cells) and ``ff`` (the
         rest of the GRU network); layer ``None`` marks the encoder and decoder, counted in the aggregate only."""
-        recurrent = {"crnn": {"lam_re": "lam", "lam_im": "lam"}, "lru": {"w_nu": "w_nu", "w_theta": "w_theta"},
-                     "gru": {}}[self.kind]
+        recurrent = {
+            "crnn": {"lam_re": "lam", "lam_im": "lam"},
+            "lru": {"w_nu": "w_nu", "w_theta": "w_theta"},
+            "gru": {},
+        }[self.kind]
         other = "ff" if self.kind == "gru" else "other"
         out: dict[str, list] = {}
         for name, _ in self.named_parameters():
@@ -240,8 +285,11 @@ def signal_propagation(model: DeepRecurrentNet, x: torch.Tensor) -> dict:
         per_layer = []
         for layer in range(depth):
             names = [n for lay, n in members if lay == layer]
-            per_layer.append(sum(float(params[n].grad.pow(2).sum()) for n in names)
-                             / max(1, sum(params[n].numel() for n in names)) if names else float("nan"))
+            per_layer.append(
+                sum(float(params[n].grad.pow(2).sum()) for n in names) / max(1, sum(params[n].numel() for n in names))
+                if names
+                else float("nan")
+            )
         grad2[group] = (total / count, per_layer)
     every = [p for p in params.values() if p.grad is not None]
     grad2["all"] = (sum(float(p.grad.pow(2).sum()) for p in every) / sum(p.numel() for p in every), [])
@@ -259,8 +307,18 @@ class SimplifiedGRU(nn.Module):
     diagonal linear recurrence), ``input`` (W_fh = 0, as in Mamba or Hawk) or ``hidden`` (both). W_in and W_fx are
     LeCun normal, W_fh orthogonal times ``scale_h``, ``b_f = log T`` with ``T ~ U[t_min, t_max]`` (Chrono)."""
 
-    def __init__(self, d_in: int, d: int, *, networks: int = 1, gates: str = "hidden", t_min: float = 1.0,
-                 t_max: float = 256.0, scale_h: float = 1.0, generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        d_in: int,
+        d: int,
+        *,
+        networks: int = 1,
+        gates: str = "hidden",
+        t_min: float = 1.0,
+        t_max: float = 256.0,
+        scale_h: float = 1.0,
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         d_in, d = checks.positive_int(d_in, "d_in"), checks.positive_int(d, "d")
         networks = checks.positive_int(networks, "networks")

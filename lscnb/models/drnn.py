@@ -11,6 +11,7 @@
 :class:`DRNN` is a stack of such cells with a linear readout at every step (classification), or, for language
 modelling, an input embedding whose transpose is also the output map (tied, no readout): Tab. S1's PTB models.
 """
+
 from __future__ import annotations
 
 import torch
@@ -31,7 +32,7 @@ def _orthogonal_blocks_(weight: torch.Tensor, blocks: int, generator) -> None:
     with torch.no_grad():
         for k in range(blocks):
             q, r = torch.linalg.qr(torch.randn(n, n, generator=generator))
-            weight[k * n:(k + 1) * n].copy_(q * torch.sign(torch.diagonal(r)))
+            weight[k * n : (k + 1) * n].copy_(q * torch.sign(torch.diagonal(r)))
 
 
 class SingleBiasLSTMCell(LSTMCell):
@@ -48,8 +49,9 @@ def make_drnn_cell(kind: str, input_size: int, hidden_size: int, *, seed: int = 
     checks.one_of(kind, KINDS, "kind")
     g = torch.Generator().manual_seed(seed)
     if kind in SPIKING:
-        return ALIFCell(input_size, hidden_size, beta_init="positive" if kind == "alif+" else "symmetric",
-                        seed=seed, **alif_options)
+        return ALIFCell(
+            input_size, hidden_size, beta_init="positive" if kind == "alif+" else "symmetric", seed=seed, **alif_options
+        )
     if kind in ("sigma", "relu", "swish"):
         cell = RNNCell(input_size, hidden_size, activation="relu" if kind == "relu" else "sigmoid")
         if kind == "swish":
@@ -75,8 +77,17 @@ class DRNN(nn.Module):
     the last width must equal it, and the logits are the top layer's output times the embedding's transpose.
     """
 
-    def __init__(self, kind: str, input_size: int, widths, *, output_size: int | None = None,
-                 vocab: int | None = None, seed: int = 0, **alif_options):
+    def __init__(
+        self,
+        kind: str,
+        input_size: int,
+        widths,
+        *,
+        output_size: int | None = None,
+        vocab: int | None = None,
+        seed: int = 0,
+        **alif_options,
+    ):
         super().__init__()
         self.kind = checks.one_of(kind, KINDS, "kind")
         widths = [checks.positive_int(w, "widths") for w in widths]
@@ -85,11 +96,17 @@ class DRNN(nn.Module):
         if (output_size is None) == (vocab is None):
             raise ValueError("give exactly one of output_size (classification) and vocab (tied language model)")
         sizes = [checks.positive_int(input_size, "input_size")] + widths
-        self.stack = Stack([make_drnn_cell(kind, a, b, seed=seed + 1000 * l, **alif_options)
-                            for l, (a, b) in enumerate(zip(sizes[:-1], sizes[1:]))])
+        self.stack = Stack(
+            [
+                make_drnn_cell(kind, a, b, seed=seed + 1000 * l, **alif_options)
+                for l, (a, b) in enumerate(zip(sizes[:-1], sizes[1:]))
+            ]
+        )
         if vocab is not None:
             if widths[-1] != input_size:
-                raise ValueError(f"a tied language model needs widths[-1] == input_size, got {widths[-1]} and {input_size}")
+                raise ValueError(
+                    f"a tied language model needs widths[-1] == input_size, got {widths[-1]} and {input_size}"
+                )
             self.embed = nn.Embedding(checks.positive_int(vocab, "vocab"), input_size)
             self.readout = None
         else:

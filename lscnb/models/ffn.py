@@ -4,6 +4,7 @@
 ``he`` (normal, Var = 2/fan_in) or ``orthogonal``. Corollary 1 of the paper: Glorot (linear) and He (ReLU) give
 transition derivatives ``diag(phi'(z_l)) W_l`` of expected spectral radius about 1.
 """
+
 from __future__ import annotations
 
 import torch
@@ -16,8 +17,17 @@ INITS = ("glorot", "he", "orthogonal")
 
 
 class DeepFFN(nn.Module):
-    def __init__(self, d_in: int, width: int, depth: int, d_out: int, *, activation: str = "relu",
-                 init: str = "glorot", seed: int = 0):
+    def __init__(
+        self,
+        d_in: int,
+        width: int,
+        depth: int,
+        d_out: int,
+        *,
+        activation: str = "relu",
+        init: str = "glorot",
+        seed: int = 0,
+    ):
         super().__init__()
         checks.positive_int(depth, "depth")
         checks.one_of(init, INITS, "init")
@@ -60,5 +70,7 @@ class DeepFFN(nn.Module):
         """``M_l = diag(phi'(z_l)) W_l`` for every layer after the first (square), per sample: (B, n, n) each.
         Differentiable with respect to the weights (for pre-training)."""
         zs = self.pre_activations(x)
-        return [activation_derivative(self.activation, z).unsqueeze(-1) * layer.weight
-                for layer, z in zip(self.layers[1:], zs[1:])]
+        return [
+            activation_derivative(self.activation, z).unsqueeze(-1) * layer.weight
+            for layer, z in zip(self.layers[1:], zs[1:])
+        ]

@@ -4,6 +4,7 @@ Weights use PyTorch's layout and default initialisation (``nn.LSTMCell``/``nn.GR
 i, f, g, o and r, z, n; two bias vectors), so a unit test can copy weights and compare outputs exactly.
 The LSTM's state is ``[h, c]`` concatenated; ``output`` returns ``h``.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,8 +49,8 @@ class LSTMCell(_GatedCell):
         if forget_bias is not None:
             with torch.no_grad():
                 n = hidden_size
-                self.bias_ih[n:2 * n].fill_(float(forget_bias))
-                self.bias_hh[n:2 * n].zero_()
+                self.bias_ih[n : 2 * n].fill_(float(forget_bias))
+                self.bias_hh[n : 2 * n].zero_()
 
     @property
     def state_size(self) -> int:
@@ -65,7 +66,7 @@ class LSTMCell(_GatedCell):
         return torch.cat([h, c], dim=-1)
 
     def output(self, state: torch.Tensor) -> torch.Tensor:
-        return state[..., :self.hidden_size]
+        return state[..., : self.hidden_size]
 
 
 class GRUCell(_GatedCell):

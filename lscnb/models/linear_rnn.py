@@ -12,6 +12,7 @@ step through :func:`lscnb.kernels.linear_scan` for diagonal models, as a check (
 - ``DiagonalS4``: the paper's modified S4 (App. A.3, eqs. 23-25), ``lam = exp((w_A^re + i w_A^im) Delta)`` with a
   learned step ``Delta = softplus(w_Delta)`` per unit that also scales the input, ``Delta * B``.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,23 +59,23 @@ class DenseLinearRNN(nn.Module):
     paper's code) and angles scaled by ``theta0 / pi`` (eq. 15; Table 3's "theta0 teacher"); B, C, D follow
     Flax's LeCun-normal defaults (std 1, 1/sqrt(n), 1)."""
 
-    def __init__(self, n: int = 64, *, heads: int = 1, seed: int = 0, theta0: float = math.pi,
-                 dtype=torch.float32):
+    def __init__(self, n: int = 64, *, heads: int = 1, seed: int = 0, theta0: float = math.pi, dtype=torch.float32):
         super().__init__()
         self.n, self.heads = checks.positive_int(n, "n"), checks.positive_int(heads, "heads")
         if n % heads:
             raise ValueError(f"heads must divide n, got n={n}, heads={heads}")
         rng = np.random.default_rng(seed)
         size = n // heads
-        blocks = [remap_eigenvalues(rng.standard_normal((size, size)) / math.sqrt(size), 0.0, theta0)
-                  for _ in range(heads)]
+        blocks = [
+            remap_eigenvalues(rng.standard_normal((size, size)) / math.sqrt(size), 0.0, theta0) for _ in range(heads)
+        ]
         self.A = nn.Parameter(torch.tensor(np.stack(blocks), dtype=dtype))
         self.B = nn.Parameter(torch.tensor(rng.standard_normal(n), dtype=dtype))
         self.C = nn.Parameter(torch.tensor(rng.standard_normal(n) / math.sqrt(n), dtype=dtype))
         self.D = nn.Parameter(torch.tensor(rng.standard_normal(), dtype=dtype))
 
     @classmethod
-    def from_system(cls, A, B, C, D) -> "DenseLinearRNN":
+    def from_system(cls, A, B, C, D) -> DenseLinearRNN:
         """A dense student equal to the system ``(A, B, C, D)`` (dtype of ``A``): the optimum of Fig. 4A."""
         A = torch.as_tensor(A)
         model = cls(checks.tensor(A, "A", ndim=2).shape[0], dtype=A.dtype)
@@ -102,7 +103,7 @@ class DenseLinearRNN(nn.Module):
         h = torch.zeros(x.shape[0], self.n, dtype=x.dtype)
         ys = []
         for t in range(x.shape[1]):
-            h = h @ A.T + x[:, t:t + 1] * self.B
+            h = h @ A.T + x[:, t : t + 1] * self.B
             ys.append(h @ self.C + self.D * x[:, t])
         return torch.stack(ys, dim=1)
 
@@ -136,7 +137,7 @@ def _ring(n: int, nu0: float, theta0: float, g: torch.Generator) -> tuple[torch.
     if not 0 <= nu0 < 1:
         raise ValueError(f"nu0 must lie in [0, 1), got {nu0}")
     u = torch.rand(n, generator=g, dtype=torch.float64)
-    nu = torch.sqrt(u * (1 - nu0 ** 2) + nu0 ** 2).clamp(max=1 - 1e-7)
+    nu = torch.sqrt(u * (1 - nu0**2) + nu0**2).clamp(max=1 - 1e-7)
     return nu, (2 * torch.rand(n, generator=g, dtype=torch.float64) - 1) * theta0
 
 
@@ -148,8 +149,17 @@ class DiagonalLRU(_ComplexDiagonal):
     as ``gamma`` itself with ``param="default"`` (the authors' ``LRUBase``: ``jnp.exp(self.gamma) if
     parametrization == "exp" else self.gamma``)."""
 
-    def __init__(self, n: int = 64, *, nu0: float = 0.0, theta0: float = math.pi, param: str = "exp",
-                 gamma: bool = True, seed: int = 0, dtype=torch.float32):
+    def __init__(
+        self,
+        n: int = 64,
+        *,
+        nu0: float = 0.0,
+        theta0: float = math.pi,
+        param: str = "exp",
+        gamma: bool = True,
+        seed: int = 0,
+        dtype=torch.float32,
+    ):
         super().__init__()
         self.n = checks.positive_int(n, "n")
         self.param, self.use_gamma = checks.one_of(param, ("exp", "default"), "param"), gamma
@@ -162,7 +172,7 @@ class DiagonalLRU(_ComplexDiagonal):
         else:
             self.lam_re = nn.Parameter((nu * torch.cos(theta)).to(dtype))
             self.lam_im = nn.Parameter((nu * torch.sin(theta)).to(dtype))
-        gamma0 = torch.sqrt(1 - nu ** 2)
+        gamma0 = torch.sqrt(1 - nu**2)
         self.w_gamma = nn.Parameter(torch.log(gamma0).to(dtype)) if gamma and param == "exp" else None
         self.gamma = nn.Parameter(gamma0.to(dtype)) if gamma and param == "default" else None
         self.B_re = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
@@ -172,7 +182,7 @@ class DiagonalLRU(_ComplexDiagonal):
         self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
 
     @classmethod
-    def from_system(cls, lam, b, c, D, dtype=torch.float64, *, param: str = "default") -> "DiagonalLRU":
+    def from_system(cls, lam, b, c, D, dtype=torch.float64, *, param: str = "default") -> DiagonalLRU:
         """A complex diagonal student with eigenvalues ``lam``, input weights ``b`` and readout ``c`` (complex
         vectors) and skip ``D``: the diagonalised optimum of Fig. 4B (``param="default"``, no gamma), or the LRU's
         (``param="exp"``: ``w_nu = log(-log|lam|)``, ``w_theta = log(angle mod 2 pi)``, ``gamma = sqrt(1 - |lam|^2)``
@@ -214,8 +224,16 @@ class DiagonalS4(_ComplexDiagonal):
     (eq. 25); one Delta per unit (no state expansion, no sharing). Delta starts at ``delta`` (1 in the paper) and
     ``exp(Delta w_A)`` like the LRU's lambda (same draws as :class:`DiagonalLRU` with the same seed)."""
 
-    def __init__(self, n: int = 64, *, nu0: float = 0.0, theta0: float = math.pi, delta: float = 1.0,
-                 seed: int = 0, dtype=torch.float32):
+    def __init__(
+        self,
+        n: int = 64,
+        *,
+        nu0: float = 0.0,
+        theta0: float = math.pi,
+        delta: float = 1.0,
+        seed: int = 0,
+        dtype=torch.float32,
+    ):
         super().__init__()
         self.n = checks.positive_int(n, "n")
         delta = checks.positive_float(delta, "delta")
@@ -231,7 +249,7 @@ class DiagonalS4(_ComplexDiagonal):
         self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
 
     @classmethod
-    def from_system(cls, lam, b, c, D, *, delta: float = 0.01, dtype=torch.float64) -> "DiagonalS4":
+    def from_system(cls, lam, b, c, D, *, delta: float = 0.01, dtype=torch.float64) -> DiagonalS4:
         """The S4 student equal to the diagonal system ``(lam, b, c, D)`` with step ``delta`` (Fig. 9B):
         ``w_A = (log|lam| + i angle(lam)) / delta`` and ``B = b / delta``."""
         lam, b, c = (torch.as_tensor(v, dtype=torch.complex128) for v in (lam, b, c))
@@ -273,8 +291,15 @@ def conjugate_pair_system(seed: int = 0, *, nu: float = 0.99, spread: float = 0.
     P = np.stack([v[:, 0], v[:, 0].conj(), v[:, 1], v[:, 1].conj()], axis=1)
     A = np.real(P @ np.diag(lam) @ np.linalg.inv(P))
     B, C, D = rng.standard_normal(4), rng.standard_normal(4) / 2, rng.standard_normal()
-    return {"A": torch.tensor(A), "B": torch.tensor(B), "C": torch.tensor(C), "D": torch.tensor(D),
-            "lam": torch.tensor(lam), "b": torch.tensor(np.linalg.solve(P, B)), "c": torch.tensor(C @ P)}
+    return {
+        "A": torch.tensor(A),
+        "B": torch.tensor(B),
+        "C": torch.tensor(C),
+        "D": torch.tensor(D),
+        "lam": torch.tensor(lam),
+        "b": torch.tensor(np.linalg.solve(P, B)),
+        "c": torch.tensor(C @ P),
+    }
 
 
 class Teacher:
@@ -299,7 +324,7 @@ class Teacher:
 
     def output_variance(self, T: int = 10_000) -> float:
         """``Var(y*) = sum_k K_k^2 + D^2`` for unit white noise (the scale of the normalised loss)."""
-        return float(self.kernel(T).pow(2).sum() + self.D ** 2)
+        return float(self.kernel(T).pow(2).sum() + self.D**2)
 
     def sample(self, batch: int, T: int, generator=None, dtype=torch.float32):
         x = torch.randn(batch, T, generator=generator, dtype=torch.float64)

@@ -9,6 +9,7 @@ with ``gamma_log`` a free parameter initialised to ``log sqrt(1 - |lambda|^2)``,
 
 The recurrence runs through :func:`lscnb.kernels.linear_scan`.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,16 @@ class LRU(nn.Module):
     phases uniform in ``[0, max_phase]``. ``normalize=False`` drops gamma (the curse-of-memory ablation).
     """
 
-    def __init__(self, d_model: int, d_state: int, *, r_min: float = 0.0, r_max: float = 1.0,
-                 max_phase: float = 2 * math.pi, normalize: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        d_state: int,
+        *,
+        r_min: float = 0.0,
+        r_max: float = 1.0,
+        max_phase: float = 2 * math.pi,
+        normalize: bool = True,
+    ):
         super().__init__()
         self.d_model = checks.positive_int(d_model, "d_model")
         self.d_state = checks.positive_int(d_state, "d_state")
@@ -36,12 +45,13 @@ class LRU(nn.Module):
             raise ValueError(f"need 0 <= r_min < r_max <= 1, got r_min={r_min}, r_max={r_max}")
         self.normalize = normalize
         u1, u2 = torch.rand(d_state), torch.rand(d_state)
-        nu = -0.5 * torch.log(u1 * (r_max ** 2 - r_min ** 2) + r_min ** 2)
+        nu = -0.5 * torch.log(u1 * (r_max**2 - r_min**2) + r_min**2)
         self.nu_log = nn.Parameter(torch.log(nu))
         self.theta_log = nn.Parameter(torch.log(max_phase * u2 + 1e-12))
         # learned from its initial value sqrt(1 - |lambda|^2), not recomputed from nu (minimal-LRU's gamma_log)
-        self.gamma_log = nn.Parameter(0.5 * torch.log(1 - torch.exp(-2 * torch.exp(self.nu_log.detach()))),
-                                      requires_grad=normalize)
+        self.gamma_log = nn.Parameter(
+            0.5 * torch.log(1 - torch.exp(-2 * torch.exp(self.nu_log.detach()))), requires_grad=normalize
+        )
         self.B_re = nn.Parameter(torch.randn(d_state, d_model) / math.sqrt(2 * d_model))
         self.B_im = nn.Parameter(torch.randn(d_state, d_model) / math.sqrt(2 * d_model))
         self.C_re = nn.Parameter(torch.randn(d_model, d_state) / math.sqrt(d_state))
@@ -84,8 +94,18 @@ class DeepLRU(nn.Module):
     """A stack of :class:`LRUBlock` between an input map (embedding for token ids, linear for vectors) and a
     linear readout at every step. ``blocks[l].lru`` exposes each layer's recurrence."""
 
-    def __init__(self, input_size: int, output_size: int, *, d_model: int, d_state: int, depth: int,
-                 tokens: bool = False, dropout: float = 0.1, **lru_options):
+    def __init__(
+        self,
+        input_size: int,
+        output_size: int,
+        *,
+        d_model: int,
+        d_state: int,
+        depth: int,
+        tokens: bool = False,
+        dropout: float = 0.1,
+        **lru_options,
+    ):
         super().__init__()
         checks.positive_int(depth, "depth")
         self.encoder = nn.Embedding(input_size, d_model) if tokens else nn.Linear(input_size, d_model)

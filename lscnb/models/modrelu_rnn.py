@@ -4,6 +4,7 @@ the orthogonally initialised RNN-orth) and the EURNN's product of Givens rotatio
 Every cell computes ``h_t = modReLU(W h_{t-1} + U x_t)`` (the bias lives in modReLU, as in the nnRNN) and builds
 ``W`` once per sequence in :meth:`sequence`.
 """
+
 from __future__ import annotations
 
 import math

@@ -16,6 +16,7 @@ The other initial values follow the authors' ``OrthoRNNCell`` (``RNN_Cell.py``):
 (their cell never calls its input initialiser), uniform in ``+-1/sqrt(input_size)`` (std ``1/sqrt(3 input_size)``),
 no input bias; angles uniform in ``[0, 2 x 3.14)`` (their constant); gamma = 1; modReLU biases uniform in +-0.01.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,16 +27,26 @@ from torch import nn
 from .. import checks
 from .orthogonal import ModReLU, skew, skew_init
 
-
 THETA_MAX = 2 * 3.14
 """The authors' upper bound of the initial angles (``np.random.uniform(0, 2*3.14)``), kept for fidelity."""
 
 
 class NNRNNCell(nn.Module):
-    def __init__(self, input_size: int, hidden_size: int, *, init: str = "henaff", t_mask: str = "block",
-                 seed: int = 0, gamma_fixed: float | None = None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        *,
+        init: str = "henaff",
+        t_mask: str = "block",
+        seed: int = 0,
+        gamma_fixed: float | None = None,
+    ):
         super().__init__()
-        self.input_size, self.hidden_size = checks.positive_int(input_size, "input_size"), checks.positive_int(hidden_size, "hidden_size")
+        self.input_size, self.hidden_size = (
+            checks.positive_int(input_size, "input_size"),
+            checks.positive_int(hidden_size, "hidden_size"),
+        )
         if hidden_size % 2:
             raise ValueError(f"hidden_size must be even (2x2 rotation blocks), got {hidden_size}")
         checks.one_of(t_mask, ("block", "tril"), "t_mask")
@@ -101,8 +112,9 @@ class NNRNNCell(nn.Module):
     def param_groups(self, lr: float, lr_orth: float, t_decay: float) -> tuple[list, list]:
         """The official split: (main groups, with T weight-decayed in its own group; P's skew parameter alone)."""
         rest = [p for n, p in self.named_parameters() if n not in ("log_P", "T")]
-        return [{"params": rest, "lr": lr}, {"params": [self.T], "lr": lr, "weight_decay": t_decay}], \
-               [{"params": [self.log_P], "lr": lr_orth}]
+        return [{"params": rest, "lr": lr}, {"params": [self.T], "lr": lr, "weight_decay": t_decay}], [
+            {"params": [self.log_P], "lr": lr_orth}
+        ]
 
     @torch.no_grad()
     def schur_parts(self) -> dict:
@@ -113,9 +125,14 @@ class NNRNNCell(nn.Module):
         P = self.P()
         eye = torch.eye(self.hidden_size, dtype=P.dtype, device=P.device)
         lam, T = self.Lambda(), self.T * self.mask
-        return {"Theta": (lam + T).double().cpu().numpy(), "Lambda": lam.double().cpu().numpy(),
-                "T": T.double().cpu().numpy(), "theta": (self.theta % (2 * math.pi)).double().cpu().numpy(),
-                "gamma": self.gamma.double().cpu().numpy(), "P_orthogonality": float((P.T @ P - eye).abs().max())}
+        return {
+            "Theta": (lam + T).double().cpu().numpy(),
+            "Lambda": lam.double().cpu().numpy(),
+            "T": T.double().cpu().numpy(),
+            "theta": (self.theta % (2 * math.pi)).double().cpu().numpy(),
+            "gamma": self.gamma.double().cpu().numpy(),
+            "P_orthogonality": float((P.T @ P - eye).abs().max()),
+        }
 
     def effective_parameters(self) -> int:
         """Free parameters: N(N-1)/2 (P) + the masked T + N/2 angles + N/2 scales (unless clamped) + N biases + U."""

@@ -4,6 +4,7 @@ A parametrisation keeps ``W = map(A - A^T)`` orthogonal while the optimiser upda
 additively in the Lie algebra (Lezcano-Casado & Martinez-Rubio 2019), so round-off does not accumulate. Gradients
 go through ``torch.matrix_exp`` by autograd; no hand-written Frechet derivative (the thesis prints its sign wrong).
 """
+
 from __future__ import annotations
 
 import math
@@ -84,8 +85,17 @@ class OrthogonalRNNCell(nn.Module):
     psMNIST) or ``"kaiming"`` (their PTB script), with ``input_bias=False``.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, *, map: str = "exp", init: str = "henaff",
-                 activation: str = "modrelu", input_init: str = "kaiming", input_bias: bool = True):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        *,
+        map: str = "exp",
+        init: str = "henaff",
+        activation: str = "modrelu",
+        input_init: str = "kaiming",
+        input_bias: bool = True,
+    ):
         super().__init__()
         self.input_size = checks.positive_int(input_size, "input_size")
         self.hidden_size = checks.positive_int(hidden_size, "hidden_size")
@@ -102,8 +112,11 @@ class OrthogonalRNNCell(nn.Module):
             nn.init.xavier_normal_(self.input.weight)
         if self.input.bias is not None:
             nn.init.zeros_(self.input.bias)
-        self.phi = ModReLU(hidden_size) if activation == "modrelu" else {
-            "tanh": torch.tanh, "relu": torch.relu, "linear": lambda z: z}[activation]
+        self.phi = (
+            ModReLU(hidden_size)
+            if activation == "modrelu"
+            else {"tanh": torch.tanh, "relu": torch.relu, "linear": lambda z: z}[activation]
+        )
 
     @property
     def state_size(self) -> int:

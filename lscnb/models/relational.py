@@ -5,6 +5,7 @@ TCN), and CoRelNet's decoder sees only their similarities: ``R = softmax(Z Z^T)`
 authors' code form: a causal softmax over ``j <= i`` and the lower triangle as features (it reproduces every
 CoRelNet parameter count of Table C.3); ``causal=False`` is the thesis equation with the full ``T^2`` matrix.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,7 +26,7 @@ class ConvEncoder(nn.Module):
         g = torch.Generator().manual_seed(seed)
         side = checks.positive_int(size, "size") // 2 ** checks.positive_int(layers, "layers")
         if side < 1:
-            raise ValueError(f"size must be at least 2**layers = {2 ** layers}, got {size}")
+            raise ValueError(f"size must be at least 2**layers = {2**layers}, got {size}")
         self.convs = nn.ModuleList([nn.Conv2d(channels if i == 0 else 32, 32, 4, 2, 1) for i in range(layers)])
         self.fc = nn.ModuleList([nn.Linear(32 * side * side, 256), nn.Linear(256, 128)])
         for m in list(self.convs) + list(self.fc):
@@ -53,7 +54,8 @@ def encode_objects(images: torch.Tensor, seed: int = 0) -> torch.Tensor:
 
 def encode_colours(palette: torch.Tensor, seed: int = 0, size: int = 32) -> torch.Tensor:
     """Embeddings (K, 128) of plain ``size`` x ``size`` images of the colours ``palette`` (K, 3) by the random, frozen
-    encoder of :func:`encode_objects` (same seed, same weights): the colour objects of the separated inputs (Fig. C.4)."""
+    encoder of :func:`encode_objects` (same seed, same weights): the colour objects of the separated inputs (Fig.
+    C.4)."""
     checks.tensor(palette, "palette", ndim=2)
     if palette.shape[1] != 3:
         raise ValueError(f"palette must have 3 columns (RGB), got shape {tuple(palette.shape)}")
@@ -66,7 +68,9 @@ def encode_patches(patches: torch.Tensor, seed: int = 0) -> torch.Tensor:
     encoder (the spec leaves the 12x12 encoder to the implementer)."""
     checks.tensor(patches, "patches", ndim=4)
     with torch.no_grad():
-        return torch.cat([ConvEncoder(seed=seed, size=patches.shape[-1], layers=2)(p) for p in patches.float().split(1000)])
+        return torch.cat(
+            [ConvEncoder(seed=seed, size=patches.shape[-1], layers=2)(p) for p in patches.float().split(1000)]
+        )
 
 
 def render(images: torch.Tensor, index: torch.Tensor, palette: torch.Tensor | None = None) -> torch.Tensor:
@@ -84,10 +88,19 @@ class Encoded(nn.Module):
     """A relational model behind an image encoder: ``forward(seq)`` renders the objects of the index sequences
     ``seq`` (B, T), encodes them and calls ``model`` on the (B, T, 128) codes. ``learn=False`` is the thesis's random
     encoder (frozen; the whole object table is encoded once), ``learn=True`` trains the conv encoder with the model.
-    ``linear`` adds the thesis's extra Linear(128, 128) after the encoder, whose weights :meth:`l1` penalises (Fig. 5.6)."""
+    ``linear`` adds the thesis's extra Linear(128, 128) after the encoder, whose weights :meth:`l1` penalises (Fig.
+    5.6)."""
 
-    def __init__(self, model: nn.Module, images: torch.Tensor, *, palette: torch.Tensor | None = None,
-                 learn: bool = False, linear: bool = False, seed: int = 0):
+    def __init__(
+        self,
+        model: nn.Module,
+        images: torch.Tensor,
+        *,
+        palette: torch.Tensor | None = None,
+        learn: bool = False,
+        linear: bool = False,
+        seed: int = 0,
+    ):
         super().__init__()
         checks.tensor(images, "images", ndim=3)
         self.model, self.learn = model, bool(learn)
@@ -99,8 +112,12 @@ class Encoded(nn.Module):
             self.encoder.requires_grad_(False)
             k = 1 if palette is None else palette.shape[0]
             with torch.no_grad():
-                table = torch.cat([self.encoder(render(self.images, i, self.palette))
-                                   for i in torch.arange(k * images.shape[0]).split(1000)])
+                table = torch.cat(
+                    [
+                        self.encoder(render(self.images, i, self.palette))
+                        for i in torch.arange(k * images.shape[0]).split(1000)
+                    ]
+                )
             self.register_buffer("table", table)
 
     def codes(self, seq: torch.Tensor) -> torch.Tensor:
@@ -136,7 +153,8 @@ class TCN(nn.Module):
 
     @staticmethod
     def _standardise(p: torch.Tensor) -> torch.Tensor:
-        """``(p - mean) / sqrt(unbiased var + 1e-8)`` over the steps (written out: ``Tensor.var`` over a middle dimension
+        """``(p - mean) / sqrt(unbiased var + 1e-8)`` over the steps (written out: ``Tensor.var`` over a middle
+        dimension
         is ~15x slower on the CPU)."""
         c = p - p.mean(1, keepdim=True)
         return c / torch.sqrt((c * c).sum(1, keepdim=True) / (p.shape[1] - 1) + 1e-8)
@@ -158,7 +176,8 @@ def lower_triangle(r: torch.Tensor) -> torch.Tensor:
 
 
 def asymmetric_scores(tcn: TCN, W1: nn.Module, W2: nn.Module, z: torch.Tensor) -> torch.Tensor:
-    """The asymmetric similarities ``S_ij = TCN(W1 z_i)^T TCN(W2 z_j)`` (..., T, T) of raw embeddings ``z`` (thesis §7.2):
+    """The asymmetric similarities ``S_ij = TCN(W1 z_i)^T TCN(W2 z_j)`` (..., T, T) of raw embeddings ``z`` (thesis
+    §7.2):
     each projection is normalised over the sequence by the one ``tcn`` (shared ``gamma``, ``beta``), as in the authors'
     ``CoRelNet_asym1.py`` and ``CoRelNet_qtsf_asym.py``."""
     return tcn(W1(z)) @ tcn(W2(z)).transpose(-1, -2)
@@ -179,10 +198,23 @@ class CoRelNet(nn.Module):
     one shared ``gamma``, ``beta``, as the authors' ``CoRelNet_asym1.py``) or ``"diff"`` (differences of a learned
     scalar projection, ch. 7)."""
 
-    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 256, variant: str = "plain",
-                 causal: bool = True, segments: list | None = None):
+    def __init__(
+        self,
+        T: int,
+        classes: int,
+        *,
+        dim: int = 128,
+        hidden: int = 256,
+        variant: str = "plain",
+        causal: bool = True,
+        segments: list | None = None,
+    ):
         super().__init__()
-        self.T, self.variant, self.causal = checks.positive_int(T, "T"), checks.one_of(variant, ("plain", "cat", "asym", "diff"), "variant"), causal
+        self.T, self.variant, self.causal = (
+            checks.positive_int(T, "T"),
+            checks.one_of(variant, ("plain", "cat", "asym", "diff"), "variant"),
+            causal,
+        )
         self.tcn = TCN(dim, segments)
         if variant == "asym":
             self.W1, self.W2 = nn.Linear(dim, dim), nn.Linear(dim, dim)
@@ -218,7 +250,7 @@ class TiedQueryKey(nn.Module):
 
     def right_inverse(self, w: torch.Tensor) -> torch.Tensor:
         d = w.shape[0] // 3
-        return torch.cat([w[:d], w[2 * d:]])
+        return torch.cat([w[:d], w[2 * d :]])
 
 
 class TransformerBaseline(nn.Module):
@@ -254,8 +286,19 @@ class CoRelNetT(nn.Module):
     is the asymmetric ablation (Figs. 5.4 middle, C.9): ``R`` from :func:`asymmetric_scores` as in the asymmetric
     CoRelNet (``CoRelNet_qtsf_asym.py``)."""
 
-    def __init__(self, T: int, classes: int, *, dim: int = 128, segments: list | None = None, width: int = 512,
-                 pos: int = 8, heads: int = 8, cat: bool = False, asym: bool = False):
+    def __init__(
+        self,
+        T: int,
+        classes: int,
+        *,
+        dim: int = 128,
+        segments: list | None = None,
+        width: int = 512,
+        pos: int = 8,
+        heads: int = 8,
+        cat: bool = False,
+        asym: bool = False,
+    ):
         super().__init__()
         self.T, self.heads, self.cat = checks.positive_int(T, "T"), heads, bool(cat)
         self.tcn = TCN(dim, segments)
@@ -276,13 +319,13 @@ class CoRelNetT(nn.Module):
         B, T = z.shape[:2]
         zn = self.tcn(z)
         R = causal_softmax(asymmetric_scores(self.tcn, self.W1, self.W2, z) if self.asym else zn @ zn.transpose(-1, -2))
-        U = R @ self.P                                                                        # (B, T, 8)
+        U = R @ self.P  # (B, T, 8)
         if self.cat:
-            U = torch.cat([U, zn], -1)                                                        # (B, T, 8 + 128)
+            U = torch.cat([U, zn], -1)  # (B, T, 8 + 128)
         h = self.heads
         q = self.q(self.query).view(1, h, 1, -1).expand(B, -1, -1, -1)
         k, v = (f(U).view(B, T, h, -1).transpose(1, 2) for f in (self.k, self.v))
-        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(k.shape[-1]), -1) @ v           # (B, h, 1, d_h)
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(k.shape[-1]), -1) @ v  # (B, h, 1, d_h)
         x = self.norm1(self.query + self.o(a.transpose(1, 2).reshape(B, -1)))
         return self.out(self.norm2(x + self.ff(x)))
 
@@ -291,14 +334,29 @@ class PrediNet(nn.Module):
     """PrediNet (Shanahan et al. 2019) on a sequence of object embeddings (B, T, 128), after TCN. Each object's code is
     extended by its position ``t / (T - 1)``: ``L`` (T, 129). Shared keys ``K = L W_K``; each of ``heads`` heads forms
     two queries from the whole flattened input, ``q_{1,2} = W_{Q1,2} flatten(L)``, attends to two objects,
-    ``e_{1,2} = softmax(q_{1,2} K^T / sqrt(d_k)) L``, and compares them on ``relations`` learned scalar features shared by
+    ``e_{1,2} = softmax(q_{1,2} K^T / sqrt(d_k)) L``, and compares them on ``relations`` learned scalar features shared
+    by
     the heads, ``d = (e_1 - e_2) W_S``; the head's proposition is ``[d, pos(e_1), pos(e_2)]``. The propositions of all
     heads, concatenated, go to an MLP(256). Widths (32 heads, 16 relations, keys of 16) are our choice."""
 
-    def __init__(self, T: int, classes: int, *, dim: int = 128, heads: int = 32, relations: int = 16, key: int = 16,
-                 hidden: int = 256, segments: list | None = None):
+    def __init__(
+        self,
+        T: int,
+        classes: int,
+        *,
+        dim: int = 128,
+        heads: int = 32,
+        relations: int = 16,
+        key: int = 16,
+        hidden: int = 256,
+        segments: list | None = None,
+    ):
         super().__init__()
-        self.T, self.heads, self.key = checks.positive_int(T, "T"), checks.positive_int(heads, "heads"), checks.positive_int(key, "key")
+        self.T, self.heads, self.key = (
+            checks.positive_int(T, "T"),
+            checks.positive_int(heads, "heads"),
+            checks.positive_int(key, "key"),
+        )
         self.tcn = TCN(dim, segments)
         self.register_buffer("pos", torch.linspace(0, 1, T)[:, None] if T > 1 else torch.zeros(1, 1))
         width = dim + 1
@@ -309,15 +367,15 @@ class PrediNet(nn.Module):
 
     def attend(self, z: torch.Tensor) -> torch.Tensor:
         """The two objects each head attends to, ``e`` (B, heads, 2, T) attention weights."""
-        L = torch.cat([self.tcn(z), self.pos.expand(z.shape[0], -1, -1)], -1)                 # (B, T, 129)
-        K = self.W_K(L)                                                                          # (B, T, key)
-        Q = self.W_Q(L.flatten(1)).view(-1, self.heads, 2, self.key)                             # (B, h, 2, key)
+        L = torch.cat([self.tcn(z), self.pos.expand(z.shape[0], -1, -1)], -1)  # (B, T, 129)
+        K = self.W_K(L)  # (B, T, key)
+        Q = self.W_Q(L.flatten(1)).view(-1, self.heads, 2, self.key)  # (B, h, 2, key)
         return torch.softmax(Q @ K[:, None].transpose(-1, -2) / math.sqrt(self.key), -1), L
 
     def propositions(self, z: torch.Tensor) -> torch.Tensor:
         """Each head's ``[d, pos(e_1), pos(e_2)]``, (B, heads, relations + 2)."""
         att, L = self.attend(z)
-        E = att @ L[:, None]                                                                     # (B, h, 2, 129)
+        E = att @ L[:, None]  # (B, h, 2, 129)
         d = self.W_S(E[:, :, 0]) - self.W_S(E[:, :, 1])
         return torch.cat([d, E[..., -1]], -1)
 
@@ -331,15 +389,25 @@ class PrediNet(nn.Module):
 class CoRelNetMix(nn.Module):
     """CoRelNet_mix (thesis §7.3): two rules computed in parallel on the TCN codes, the similarity matrix
     ``softmax(z_i^T z_j)`` (full rows) and the difference matrix ``D_ij = w^T (z_i - z_j)``; a competition picks one.
-    Keys are learned rule signatures ``k_r`` (R^16); the query is a linear map of the encoded inputs, ``q = W_q flatten(z)``;
+    Keys are learned rule signatures ``k_r`` (R^16); the query is a linear map of the encoded inputs, ``q = W_q
+    flatten(z)``;
     the choice is a Gumbel-softmax of ``q^T k_r / 4`` (temperature ``tau``, straight-through one-hot while training, the
     arg max in eval mode). The winner's flattened matrix feeds the MLP(256). Gumbel temperature, straight-through and
     the query's input are our choices: the thesis gives no more detail."""
 
     RULES = ("similarity", "difference")
 
-    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 256, key: int = 16, tau: float = 1.0,
-                 segments: list | None = None):
+    def __init__(
+        self,
+        T: int,
+        classes: int,
+        *,
+        dim: int = 128,
+        hidden: int = 256,
+        key: int = 16,
+        tau: float = 1.0,
+        segments: list | None = None,
+    ):
         super().__init__()
         self.T, self.tau = checks.positive_int(T, "T"), checks.positive_float(tau, "tau")
         self.tcn = TCN(dim, segments)
@@ -403,11 +471,22 @@ class ESBN(nn.Module):
     writing appends ``(k^w_t, z_t)``. ``T + 1`` steps; the prediction is read at the last. ``asym=True`` is the
     thesis's *asymmetric ESBN* (§7.2), as the authors' ``ESBN_asym1.py``: two learned Linear(128, 128) maps, each
     followed by the TCN (one shared ``gamma``, ``beta``); the memory stores ``TCN(W_1 z)`` and reads with the query
-    ``TCN(W_2 z_t)``, so the similarity is :func:`asymmetric_scores`'s. ``cat=True`` is the relational + sensory ablation (Figs. 5.4 left, C.7, C.12): the controller also
+    ``TCN(W_2 z_t)``, so the similarity is :func:`asymmetric_scores`'s. ``cat=True`` is the relational + sensory
+    ablation (Figs. 5.4 left, C.7, C.12): the controller also
     reads the embedding, ``[k^r_t; z_t]`` at step ``t + 1`` (zeros for ``z`` at the first step)."""
 
-    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 512, key: int = 256,
-                 segments: list | None = None, asym: bool = False, cat: bool = False):
+    def __init__(
+        self,
+        T: int,
+        classes: int,
+        *,
+        dim: int = 128,
+        hidden: int = 512,
+        key: int = 256,
+        segments: list | None = None,
+        asym: bool = False,
+        cat: bool = False,
+    ):
         super().__init__()
         self.T, self.key_size, self.cat = checks.positive_int(T, "T"), key, bool(cat)
         self.tcn = TCN(dim, segments)
@@ -434,7 +513,7 @@ class ESBN(nn.Module):
         B, T, _ = z.shape
         h = c = z.new_zeros(B, self.lstm.hidden_size)
         key_r = z.new_zeros(B, self.key_size + 1)
-        seen = z.new_zeros(B, z.shape[2])                                              # z_{t-1} for ``cat``
+        seen = z.new_zeros(B, z.shape[2])  # z_{t-1} for ``cat``
         Mk, Mv = [], []
         for t in range(T + 1):
             h, c = self.lstm(torch.cat([key_r, seen], 1) if self.cat else key_r, (h, c))
@@ -443,8 +522,8 @@ class ESBN(nn.Module):
             g = torch.sigmoid(self.gate(h))
             Mk.append(torch.relu(self.key_w(h)))
             if t > 0:
-                mk, mv = torch.stack(Mk[:-1], 1), torch.stack(Mv, 1)                 # (B, t, key), (B, t, dim)
-                sim = mv @ query[:, t, :, None]                                        # (B, t, 1)
+                mk, mv = torch.stack(Mk[:-1], 1), torch.stack(Mv, 1)  # (B, t, key), (B, t, dim)
+                sim = mv @ query[:, t, :, None]  # (B, t, 1)
                 w, conf = torch.softmax(sim, 1), torch.sigmoid(self.gain * sim + self.bias)
                 key_r = g * (torch.cat([mk, conf], 2) * w).sum(1)
             Mv.append(z[:, t])
@@ -460,17 +539,19 @@ def table_c3_count(T: int, classes: int) -> int:
 
 def nhid_width(T: int, classes: int) -> int:
     """CoRelNet-nhid's decoder width (thesis App. C.7, Table C.3): the hidden width that brings CoRelNet's count
-    (:func:`table_c3_count`) closest to ESBN's (:func:`esbn_count`), halves rounded up. It gives Table C.3's CoRelNet-nhid counts exactly for
+    (:func:`table_c3_count`) closest to ESBN's (:func:`esbn_count`), halves rounded up. It gives Table C.3's
+    CoRelNet-nhid counts exactly for
     six of its seven tasks; same/diff 6's printed count (6 more) is reached by no integer width."""
     T, classes = checks.positive_int(T, "T"), checks.positive_int(classes, "classes")
-    base = table_c3_count(T, classes) - (T * (T + 1) // 2 + 1) * 256 - 257 * classes     # encoder + TCN
+    base = table_c3_count(T, classes) - (T * (T + 1) // 2 + 1) * 256 - 257 * classes  # encoder + TCN
     return math.floor((esbn_count(T, classes) - base - classes) / (T * (T + 1) // 2 + 1 + classes) + 0.5)
 
 
 def nhid_count(T: int, classes: int) -> int:
     """CoRelNet-nhid's parameter count as in Table C.3: encoder + TCN + decoder of width :func:`nhid_width`."""
-    return sum(p.numel() for p in ConvEncoder().parameters()) + \
-        sum(p.numel() for p in CoRelNet(T, classes, hidden=nhid_width(T, classes)).parameters())
+    return sum(p.numel() for p in ConvEncoder().parameters()) + sum(
+        p.numel() for p in CoRelNet(T, classes, hidden=nhid_width(T, classes)).parameters()
+    )
 
 
 def esbn_count(T: int, classes: int) -> int:

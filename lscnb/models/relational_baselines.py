@@ -3,6 +3,7 @@ Network (Santoro et al. 2017) and a Neural Turing Machine (Graves et al. 2014), 
 after temporal context normalisation. Both see the embeddings themselves: they are *sensory* models, with no
 relational bottleneck.
 """
+
 from __future__ import annotations
 
 import torch
@@ -18,15 +19,28 @@ class RelationNetwork(nn.Module):
     Linear(2(d+1), 512), ReLU, Linear(512, 256), ReLU; ``f`` is Linear(256, 256), ReLU, Linear(256, y) (Santoro et al.
     2017, eq. 1; widths of the ESBN code)."""
 
-    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 512, out: int = 256, tag: bool = True,
-                 segments: list | None = None):
+    def __init__(
+        self,
+        T: int,
+        classes: int,
+        *,
+        dim: int = 128,
+        hidden: int = 512,
+        out: int = 256,
+        tag: bool = True,
+        segments: list | None = None,
+    ):
         super().__init__()
         self.T, self.tag = checks.positive_int(T, "T"), bool(tag)
         checks.positive_int(classes, "classes")
         width = checks.positive_int(dim, "dim") + self.tag
         self.tcn = TCN(dim, segments)
-        self.g = nn.Sequential(nn.Linear(2 * width, checks.positive_int(hidden, "hidden")), nn.ReLU(),
-                               nn.Linear(hidden, checks.positive_int(out, "out")), nn.ReLU())
+        self.g = nn.Sequential(
+            nn.Linear(2 * width, checks.positive_int(hidden, "hidden")),
+            nn.ReLU(),
+            nn.Linear(hidden, checks.positive_int(out, "out")),
+            nn.ReLU(),
+        )
         self.f = nn.Sequential(nn.Linear(out, out), nn.ReLU(), nn.Linear(out, classes))
 
     def objects(self, z: torch.Tensor) -> torch.Tensor:
@@ -51,15 +65,25 @@ class RelationNetwork(nn.Module):
 
 
 # ----------------------------------------------------------------------------------------------------------------- NTM
-def ntm_address(memory: torch.Tensor, key: torch.Tensor, strength: torch.Tensor, gate: torch.Tensor, shift: torch.Tensor,
-                sharpen: torch.Tensor, previous: torch.Tensor | None = None) -> torch.Tensor:
+def ntm_address(
+    memory: torch.Tensor,
+    key: torch.Tensor,
+    strength: torch.Tensor,
+    gate: torch.Tensor,
+    shift: torch.Tensor,
+    sharpen: torch.Tensor,
+    previous: torch.Tensor | None = None,
+) -> torch.Tensor:
     """A head's weights (B, N) over the N slots of ``memory`` (B, N, W) (Graves et al. 2014, §3.3): content addressing
-    ``w^c = softmax(beta cos(k, M_i))`` (eq. 5), interpolation with the ``previous`` weights ``w^g = g w^c + (1-g) w_prev``
+    ``w^c = softmax(beta cos(k, M_i))`` (eq. 5), interpolation with the ``previous`` weights ``w^g = g w^c + (1-g)
+    w_prev``
     (eq. 7; none at the first step), a circular shift by ``s`` over the offsets ``-1, 0, 1`` (eq. 8) and sharpening
     ``w_i^gamma / sum_j w_j^gamma`` (eq. 9). Shapes: key (B, W), strength, gate, sharpen (B, 1), shift (B, 3)."""
     checks.tensor(memory, "memory", ndim=3)
     if shift.shape[-1] != 3:
-        raise ValueError(f"shift must hold weights of the offsets -1, 0, 1 (last dimension 3), got shape {tuple(shift.shape)}")
+        raise ValueError(
+            f"shift must hold weights of the offsets -1, 0, 1 (last dimension 3), got shape {tuple(shift.shape)}"
+        )
     w = torch.softmax(strength * nn.functional.cosine_similarity(key[:, None], memory, dim=-1), -1)
     if previous is not None:
         w = gate * w + (1 - gate) * previous
@@ -87,8 +111,17 @@ class NTM(nn.Module):
     sharpening ``1 + softplus``, erase (sigmoid), add (tanh). ``T + 1`` steps (a zero input last); the prediction is
     a linear read-out of the last controller state."""
 
-    def __init__(self, T: int, classes: int, *, dim: int = 128, hidden: int = 512, slots: int = 10, width: int = 256,
-                 segments: list | None = None):
+    def __init__(
+        self,
+        T: int,
+        classes: int,
+        *,
+        dim: int = 128,
+        hidden: int = 512,
+        slots: int = 10,
+        width: int = 256,
+        segments: list | None = None,
+    ):
         super().__init__()
         self.T, self.dim = checks.positive_int(T, "T"), checks.positive_int(dim, "dim")
         self.slots, self.width = checks.positive_int(slots, "slots"), checks.positive_int(width, "width")
@@ -102,11 +135,15 @@ class NTM(nn.Module):
     def head(self, p: torch.Tensor) -> dict:
         """Split a head's raw output into its named, squashed parameters."""
         W = self.width
-        out = dict(key=torch.tanh(p[:, :W]), strength=nn.functional.softplus(p[:, W:W + 1]),
-                   gate=torch.sigmoid(p[:, W + 1:W + 2]), shift=torch.softmax(p[:, W + 2:W + 5], -1),
-                   sharpen=1 + nn.functional.softplus(p[:, W + 5:W + 6]))
+        out = dict(
+            key=torch.tanh(p[:, :W]),
+            strength=nn.functional.softplus(p[:, W : W + 1]),
+            gate=torch.sigmoid(p[:, W + 1 : W + 2]),
+            shift=torch.softmax(p[:, W + 2 : W + 5], -1),
+            sharpen=1 + nn.functional.softplus(p[:, W + 5 : W + 6]),
+        )
         if p.shape[1] > W + 6:
-            out["erase"], out["add"] = torch.sigmoid(p[:, W + 6:2 * W + 6]), torch.tanh(p[:, 2 * W + 6:])
+            out["erase"], out["add"] = torch.sigmoid(p[:, W + 6 : 2 * W + 6]), torch.tanh(p[:, 2 * W + 6 :])
         return out
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
@@ -148,8 +185,10 @@ def mnm_update(weights: list, key: torch.Tensor, targets: list, gate: torch.Tens
     if len(targets) != len(weights):
         raise ValueError(f"targets must hold one target per layer ({len(weights)}), got {len(targets)}")
     acts = mnm_activations(weights, key)
-    return [W - (2 / a.shape[-1]) * (a - e)[..., :, None] * (gate * h)[..., None, :]
-            for W, a, h, e in zip(weights, acts, [key] + acts[:-1], targets)]
+    return [
+        W - (2 / a.shape[-1]) * (a - e)[..., :, None] * (gate * h)[..., None, :]
+        for W, a, h, e in zip(weights, acts, [key] + acts[:-1], targets)
+    ]
 
 
 class MNM(nn.Module):
@@ -172,7 +211,9 @@ class MNM(nn.Module):
         self.targets = nn.Linear(dim, checks.positive_int(layers, "layers") * dim)
         self.read_out = nn.Linear(2 * dim, dim)
         self.y = nn.Linear(dim, checks.positive_int(classes, "classes"))
-        self.register_buffer("memory0", torch.stack([nn.Linear(dim, dim, bias=False).weight.detach() for _ in range(layers)]))
+        self.register_buffer(
+            "memory0", torch.stack([nn.Linear(dim, dim, bias=False).weight.detach() for _ in range(layers)])
+        )
         self.reconstruction = None
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:

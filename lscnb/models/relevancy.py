@@ -19,6 +19,7 @@ Xavier-normal ``v``): here ``V`` is Haar-orthogonal, ``U``, ``W_a``, ``U_a`` PyT
 :class:`Tagger` puts a per-step linear readout on any of the chapter's models (``make_core``): the plain tanh RNN,
 the orthogonal RNN, the LSTM, MemRNN, RelRNN and RelLSTM, all returning logits (B, T, classes).
 """
+
 from __future__ import annotations
 
 import math
@@ -31,7 +32,7 @@ from .. import checks
 from .gated import LSTMCell
 from .orthogonal import OrthogonalRNNCell
 
-FULL = 2 ** 62
+FULL = 2**62
 """A buffer longer than any sequence: ``nu=FULL, rho=0`` is full self-attention."""
 
 
@@ -61,11 +62,19 @@ class RelRNN(nn.Module):
         """h_t from s_{t-1} (and the LSTM's cell state)."""
         if self.cell == "lstm":
             out = self.lstm(torch.cat([s, mem_c], -1), x)
-            return out[:, :self.n], out[:, self.n:]
+            return out[:, : self.n], out[:, self.n :]
         return torch.tanh(self.U(x) + self.V(s)), mem_c
 
-    def forward(self, x: torch.Tensor, return_attention: bool = False, *, pin: tuple = (), attention: bool = True,
-                hidden: list | None = None, macro: bool = False):
+    def forward(
+        self,
+        x: torch.Tensor,
+        return_attention: bool = False,
+        *,
+        pin: tuple = (),
+        attention: bool = True,
+        hidden: list | None = None,
+        macro: bool = False,
+    ):
         """States h_t (B, T, N) for inputs (B, T, D), what the authors' tasks read out (``macro``: the macro-states
         s_t instead); with ``return_attention`` also the list of (memory indices, weights) per step (index -1: an
         empty slot, weight 0). ``pin``: steps whose states are kept in long-term memory whatever their score (an
@@ -91,7 +100,7 @@ class RelRNN(nn.Module):
                 s = h
                 out.append(h)
                 continue
-            buf.append(h)                       # h_t joins the buffer, the oldest state leaves, then attend
+            buf.append(h)  # h_t joins the buffer, the oldest state leaves, then attend
             buf_idx.append(t)
             buf_score = torch.cat([buf_score, x.new_zeros(B, 1)], 1)
             if len(buf) > self.nu:
@@ -106,7 +115,7 @@ class RelRNN(nn.Module):
             e = torch.tanh(self.Wa(s).unsqueeze(1) + self.Ua(mem)) @ self.va
             a = torch.softmax(e.masked_fill(~filled, -math.inf), -1)
             c = (a.unsqueeze(-1) * mem).sum(1)
-            buf_score = buf_score + a[:, :len(buf)].detach()
+            buf_score = buf_score + a[:, : len(buf)].detach()
             if return_attention:
                 idx = torch.tensor(buf_idx, dtype=torch.long, device=x.device).expand(B, -1)
                 attn.append((torch.cat([idx, slot_idx], 1), a.detach()))
@@ -151,7 +160,7 @@ class CellSequence(nn.Module):
         checks.tensor(x, "x", ndim=3)
         state = self.cell.initial_state(x.shape[0], device=x.device, dtype=x.dtype)
         out = []
-        with parametrize.cached():      # an orthogonal matrix is mapped once per sequence, not once per step
+        with parametrize.cached():  # an orthogonal matrix is mapped once per sequence, not once per step
             for t in range(x.shape[1]):
                 state = self.cell(state, x[:, t])
                 if hidden is not None:
@@ -192,8 +201,7 @@ class Tagger(nn.Module):
 
     def forward(self, x: torch.Tensor, *, hidden: list | None = None, return_attention: bool = False):
         if isinstance(self.core, RelRNN):
-            states = self.core(x, return_attention=return_attention, hidden=hidden,
-                               attention=self.kind != "RNN")
+            states = self.core(x, return_attention=return_attention, hidden=hidden, attention=self.kind != "RNN")
             if return_attention:
                 states, attn = states
                 return self.readout(states), attn
@@ -229,8 +237,9 @@ def hidden_gradient_norms(model: Tagger, x: torch.Tensor, y: torch.Tensor, *, la
     hidden: list = []
     logits = model(x, hidden=hidden)
     k = x.shape[1] if last is None else last
-    loss = nn.functional.cross_entropy(logits[:, -k:].reshape(-1, logits.shape[-1]), y[:, -k:].reshape(-1),
-                                       reduction="sum")
+    loss = nn.functional.cross_entropy(
+        logits[:, -k:].reshape(-1, logits.shape[-1]), y[:, -k:].reshape(-1), reduction="sum"
+    )
     model.zero_grad(set_to_none=True)
     loss.backward()
     norms = torch.stack([h.grad.norm(dim=-1) if h.grad is not None else torch.zeros(x.shape[0]) for h in hidden], 1)

@@ -5,6 +5,7 @@ flat state tensor of size ``cell.state_size`` (an LSTM's ``[h, c]`` are concaten
 ``cell.output(state)`` for what the next layer or the readout sees. That single convention is what lets
 :mod:`lscnb.jacobian` differentiate any of them with ``torch.func``.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,9 @@ from .. import checks
 from .activations import get_activation
 
 
-def recurrent_matrix(n: int, scale: float = 1.0, init: str = "gaussian", generator=None,
-                     dtype: torch.dtype | None = None) -> torch.Tensor:
+def recurrent_matrix(
+    n: int, scale: float = 1.0, init: str = "gaussian", generator=None, dtype: torch.dtype | None = None
+) -> torch.Tensor:
     """An ``n x n`` recurrent matrix: Gaussian with entries N(0, scale^2/n) (spectral radius ~ scale, by the
     circular law) or ``scale`` times a Haar-random orthogonal matrix (every singular value equal to ``scale``)."""
     n = checks.positive_int(n, "n")
@@ -39,8 +41,17 @@ class RNNCell(nn.Module):
     N(0, input_scale^2 / input_size); ``b`` starts at zero.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, *, activation: str = "tanh", weight_scale: float = 1.0,
-                 recurrent_init: str = "gaussian", input_scale: float = 1.0, bias: bool = True):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        *,
+        activation: str = "tanh",
+        weight_scale: float = 1.0,
+        recurrent_init: str = "gaussian",
+        input_scale: float = 1.0,
+        bias: bool = True,
+    ):
         super().__init__()
         self.input_size = checks.positive_int(input_size, "input_size")
         self.hidden_size = checks.positive_int(hidden_size, "hidden_size")

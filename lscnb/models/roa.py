@@ -7,6 +7,7 @@ Every layer (or step) mixes a trained nonlinear map with a fixed random (semi-)o
 so the layer Jacobian ``alpha diag(phi') W_l + (1 - alpha) O_l`` (eq. 14) stays close to an isometry however deep
 the network. ``alpha = 1`` is the plain MLP / Elman RNN. The filters are buffers, never trained.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,11 @@ def semi_orthogonal(n: int, m: int, *, method: str = "paper", generator=None, dt
     elif method == "perm":
         q = torch.eye(rows, dtype=torch.float64)[torch.randperm(rows, generator=generator)][:, :cols]
     else:
-        raw = (2 * torch.rand(rows, cols, generator=generator, dtype=torch.float64) - 1 if method == "paper"
-               else torch.randn(rows, cols, generator=generator, dtype=torch.float64))
+        raw = (
+            2 * torch.rand(rows, cols, generator=generator, dtype=torch.float64) - 1
+            if method == "paper"
+            else torch.randn(rows, cols, generator=generator, dtype=torch.float64)
+        )
         q, r = torch.linalg.qr(raw)
         if method == "haar":
             q = q * torch.sign(torch.diagonal(r)).unsqueeze(0)
@@ -49,8 +53,19 @@ class RoaFNN(nn.Module):
     there are ``depth - 1`` weight maps and ``alpha = rho / (depth - 1)``. Hidden weights are stacked so very
     deep networks stay cheap; ``init_std`` is the std of every weight and bias (the paper: 1)."""
 
-    def __init__(self, d_in: int, width: int, d_out: int, depth: int, *, rho: float | None = 5.0,
-                 activation: str = "tanh", method: str = "paper", init_std: float | None = 1.0, seed: int = 0):
+    def __init__(
+        self,
+        d_in: int,
+        width: int,
+        d_out: int,
+        depth: int,
+        *,
+        rho: float | None = 5.0,
+        activation: str = "tanh",
+        method: str = "paper",
+        init_std: float | None = 1.0,
+        seed: int = 0,
+    ):
         super().__init__()
         self.depth = checks.positive_int(depth, "depth")
         if depth < 3:
@@ -67,14 +82,22 @@ class RoaFNN(nn.Module):
             return torch.randn(*shape, generator=g) * std
 
         self.W_in, self.b_in = nn.Parameter(w((width, d_in), d_in)), nn.Parameter(w((width,), d_in))
-        self.W_h = nn.Parameter(torch.stack([w((width, width), width) for _ in range(maps - 2)])
-                                if maps > 2 else torch.zeros(0, width, width))
-        self.b_h = nn.Parameter(torch.stack([w((width,), width) for _ in range(maps - 2)])
-                                if maps > 2 else torch.zeros(0, width))
+        self.W_h = nn.Parameter(
+            torch.stack([w((width, width), width) for _ in range(maps - 2)])
+            if maps > 2
+            else torch.zeros(0, width, width)
+        )
+        self.b_h = nn.Parameter(
+            torch.stack([w((width,), width) for _ in range(maps - 2)]) if maps > 2 else torch.zeros(0, width)
+        )
         self.W_out, self.b_out = nn.Parameter(w((d_out, width), width)), nn.Parameter(w((d_out,), width))
         self.register_buffer("O_in", semi_orthogonal(width, d_in, method=method, generator=g))
-        self.register_buffer("O_h", torch.stack([semi_orthogonal(width, width, method=method, generator=g)
-                                                 for _ in range(maps - 2)]) if maps > 2 else torch.zeros(0, width, width))
+        self.register_buffer(
+            "O_h",
+            torch.stack([semi_orthogonal(width, width, method=method, generator=g) for _ in range(maps - 2)])
+            if maps > 2
+            else torch.zeros(0, width, width),
+        )
         self.register_buffer("O_out", semi_orthogonal(d_out, width, method=method, generator=g))
 
     def layer(self, x: torch.Tensor, W, b, O, last: bool = False) -> torch.Tensor:
@@ -112,10 +135,22 @@ class RoaRNNCell(nn.Module):
     O; ``alpha = 1`` is the Elman RNN, ``method="identity"`` gives eyeRNN. Follows the ``state = cell(state, u)``
     convention of ``lscnb.models`` (so ``lscnb.jacobian`` applies). Weights start N(0, init_std^2) (paper: 1)."""
 
-    def __init__(self, input_size: int, hidden_size: int, *, alpha: float, activation: str = "relu",
-                 method: str = "paper", init_std: float | None = 1.0, seed: int = 0):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        *,
+        alpha: float,
+        activation: str = "relu",
+        method: str = "paper",
+        init_std: float | None = 1.0,
+        seed: int = 0,
+    ):
         super().__init__()
-        self.input_size, self.hidden_size = checks.positive_int(input_size, "input_size"), checks.positive_int(hidden_size, "hidden_size")
+        self.input_size, self.hidden_size = (
+            checks.positive_int(input_size, "input_size"),
+            checks.positive_int(hidden_size, "hidden_size"),
+        )
         self.alpha = checks.positive_float(alpha, "alpha")
         if self.alpha > 1:
             raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
@@ -149,11 +184,23 @@ class RoaRNN(nn.Module):
     paper's does. The loop projects the inputs once and reads them with ``unbind`` (indexing a precomputed
     (T, B, N) tensor inside the loop makes the backward O(T^2)), and does one matmul per step against [W_h; O]."""
 
-    def __init__(self, input_size: int, hidden_size: int, output_size: int, *, alpha: float, activation: str = "relu",
-                 method: str = "paper", init_std: float | None = 1.0, readout: str = "all", seed: int = 0):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        output_size: int,
+        *,
+        alpha: float,
+        activation: str = "relu",
+        method: str = "paper",
+        init_std: float | None = 1.0,
+        readout: str = "all",
+        seed: int = 0,
+    ):
         super().__init__()
-        self.cell = RoaRNNCell(input_size, hidden_size, alpha=alpha, activation=activation, method=method,
-                               init_std=init_std, seed=seed)
+        self.cell = RoaRNNCell(
+            input_size, hidden_size, alpha=alpha, activation=activation, method=method, init_std=init_std, seed=seed
+        )
         self.readout_at = checks.one_of(readout, ("last", "all"), "readout")
         out = checks.positive_int(output_size, "output_size")
         g = torch.Generator().manual_seed(seed + 1)
@@ -202,8 +249,11 @@ class PaperBaseline(nn.Module):
         checks.one_of(kind, ("rnn", "lstm"), "kind")
         self.readout_at = checks.one_of(readout, ("last", "all"), "readout")
         n = checks.positive_int(hidden_size, "hidden_size")
-        self.core = (nn.RNN(checks.positive_int(input_size, "input_size"), n, nonlinearity="relu", batch_first=True)
-                     if kind == "rnn" else nn.LSTM(checks.positive_int(input_size, "input_size"), n, batch_first=True))
+        self.core = (
+            nn.RNN(checks.positive_int(input_size, "input_size"), n, nonlinearity="relu", batch_first=True)
+            if kind == "rnn"
+            else nn.LSTM(checks.positive_int(input_size, "input_size"), n, batch_first=True)
+        )
         with torch.no_grad():
             for block in self.core.weight_hh_l0.split(n):
                 nn.init.orthogonal_(block)

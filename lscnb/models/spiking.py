@@ -23,6 +23,7 @@ Initialisation (Tab. S1): ``W_in``, ``W_rec`` Glorot-uniform; ``b_y = 0`` and no
 truncated to ``[0, 2 mu]`` (the paper says only "guarantees positive values"; symmetric bounds keep the mean at
 ``mu``). ALIF+- draws ``beta`` from N(0, (mu / n_in)^2) instead.
 """
+
 from __future__ import annotations
 
 import math
@@ -62,9 +63,20 @@ def truncated_normal(n: int, mean: float, std: float, generator: torch.Generator
 class ALIFCell(nn.Module):
     """ALIF neuron layer (eq. 49); ``beta_init`` is ``"positive"`` (ALIF+) or ``"symmetric"`` (ALIF+-)."""
 
-    def __init__(self, input_size: int, hidden_size: int, *, beta_init: str = "positive", tau_y: float = 0.1,
-                 tau_th: float = 100.0, b_th: float = 0.01, beta: float = 1.8, dampening: float = 0.5,
-                 sharpness: float = 1.0, seed: int | None = None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        *,
+        beta_init: str = "positive",
+        tau_y: float = 0.1,
+        tau_th: float = 100.0,
+        b_th: float = 0.01,
+        beta: float = 1.8,
+        dampening: float = 0.5,
+        sharpness: float = 1.0,
+        seed: int | None = None,
+    ):
         super().__init__()
         self.input_size = checks.positive_int(input_size, "input_size")
         self.hidden_size = n = checks.positive_int(hidden_size, "hidden_size")
@@ -79,8 +91,11 @@ class ALIFCell(nn.Module):
         self.tau_y = nn.Parameter(truncated_normal(n, tau_y, 3 * tau_y / 7, g))
         self.tau_th = nn.Parameter(truncated_normal(n, tau_th, 3 * tau_th / 7, g))
         self.b_th = nn.Parameter(truncated_normal(n, b_th, 3 * b_th / 7, g))
-        b = (truncated_normal(n, beta, 3 * beta / 7, g) if beta_init == "positive"
-             else torch.randn(n, generator=g) * (beta / input_size))
+        b = (
+            truncated_normal(n, beta, 3 * beta / 7, g)
+            if beta_init == "positive"
+            else torch.randn(n, generator=g) * (beta / input_size)
+        )
         self.beta = nn.Parameter(b)
         self.register_buffer("b_y", torch.zeros(n))
 

@@ -7,7 +7,7 @@ element-wise update ``s' = f(s, {u_k}, z)`` (1a) that is affine in ``s``:
 arch        gates          state  update
 =========== ============== ====== ===========================================================================
 vanilla     f              h      ``h' = tanh(u_f)``
-gru         f, r, r2       h      ``h' = sig(u_f) h + (1 - sig(u_f)) tanh(u_r2)``, ``u_r2 = W_r2 (sig(u_r) h) + ..`` (1c)
+gru         f, r, r2       h      ``h' = sig(u_f) h + (1 - sig(u_f)) tanh(u_r2)``, ``u_r2 = W_r2 (sig(u_r) h) +..`` (1c)
 peephole    i, f, r, o     c      ``c' = sig(u_f) c + sig(u_i) tanh(u_r)``; read-out ``p = sig(u_o) tanh(c')``
 lstm        i, f, r, o     h, c   ``c' = sig(u_f) c + sig(u_i) tanh(u_r)``, ``h' = sig(u_o) tanh(c')`` (13)
 =========== ============== ====== ===========================================================================
@@ -17,6 +17,7 @@ gates all read the cell state ``c`` (Table 3). Weights are drawn with ``Theta``:
 ``U_k ~ N(0, nu2_k / d)`` (fan-in d), ``b_k = mu_k`` (bias variances are 0, as in all of the paper's
 initialisations). "Untied" networks draw fresh weights at every step, the assumption of the theory.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,6 +39,7 @@ def state_size(arch: str, n: int) -> int:
 @dataclass(frozen=True)
 class Theta:
     """Initialisation hyper-parameters per gate: weight variance ``sigma2``, input variance ``nu2``, bias ``mu``."""
+
     arch: str
     sigma2: dict = field(default_factory=dict)
     nu2: dict = field(default_factory=dict)
@@ -66,7 +68,7 @@ class Theta:
     def m(self, k: str) -> float:
         return float(self.mu.get(k, 0.0))
 
-    def with_(self, **changes) -> "Theta":
+    def with_(self, **changes) -> Theta:
         """A copy with some gates changed, e.g. ``theta.with_(mu={"f": 3.0})`` (other gates kept)."""
         out = {name: dict(getattr(self, name)) for name in ("sigma2", "nu2", "mu")}
         for name, table in changes.items():
@@ -87,8 +89,9 @@ def critical_theta(arch: str = "peephole") -> Theta:
     if arch == "peephole":
         return Theta("peephole", {k: 1e-5 for k in "ifro"}, {k: 0.0 for k in "ifro"}, {"f": 5.0})
     if arch == "lstm":
-        return Theta("lstm", {"i": 1e-5, "f": 1e-5, "r": 1e-5, "o": 1.0}, {"i": 1.0, "r": 1.0, "f": 0.0, "o": 0.0},
-                     {"f": 1.0})
+        return Theta(
+            "lstm", {"i": 1e-5, "f": 1e-5, "r": 1e-5, "o": 1.0}, {"i": 1.0, "r": 1.0, "f": 0.0, "o": 0.0}, {"f": 1.0}
+        )
     raise ValueError(f"arch must be 'peephole' or 'lstm' (App. E.4), got {arch!r}")
 
 
@@ -133,12 +136,22 @@ def update(arch: str, s: torch.Tensor, pre) -> torch.Tensor:
 # ----------------------------------------------------------------------------------------------- Tables 1, 3
 EQUATIONS = {
     "vanilla": {"state": "h", "reads": {"f": "s"}, "update": [("s", "tanh(u_f)")]},
-    "gru": {"state": "h", "reads": {"f": "s", "r": "s", "r2": "sig(u_r) * s"},
-            "update": [("s", "sig(u_f) * s + (1 - sig(u_f)) * tanh(u_r2)")]},
-    "peephole": {"state": "c", "reads": {k: "s" for k in "ifro"},
-                 "update": [("s", "sig(u_f) * s + sig(u_i) * tanh(u_r)")], "readout": "sig(u_o) * tanh(s)"},
-    "lstm": {"state": "h, c", "reads": {k: "h" for k in "ifro"},
-             "update": [("c", "sig(u_f) * c + sig(u_i) * tanh(u_r)"), ("h", "sig(u_o) * tanh(c)")]},
+    "gru": {
+        "state": "h",
+        "reads": {"f": "s", "r": "s", "r2": "sig(u_r) * s"},
+        "update": [("s", "sig(u_f) * s + (1 - sig(u_f)) * tanh(u_r2)")],
+    },
+    "peephole": {
+        "state": "c",
+        "reads": {k: "s" for k in "ifro"},
+        "update": [("s", "sig(u_f) * s + sig(u_i) * tanh(u_r)")],
+        "readout": "sig(u_o) * tanh(s)",
+    },
+    "lstm": {
+        "state": "h, c",
+        "reads": {k: "h" for k in "ifro"},
+        "update": [("c", "sig(u_f) * c + sig(u_i) * tanh(u_r)"), ("h", "sig(u_o) * tanh(c)")],
+    },
 }
 """Tables 1 and 3 as data: per architecture, the vector each gate's ``W_k`` multiplies (eqs. 1b, 1c) and the
 update (1a) as expressions, evaluated in order (a later line sees the new value of an earlier one).
@@ -213,11 +226,16 @@ def equations_table() -> list[dict]:
         reads = {}
         for k, v in eq["reads"].items():
             reads.setdefault(_tex(v, set(), st), []).append(k.replace("r2", "r₂"))
-        rows.append({"architecture": arch, "gates K": ", ".join(g.replace("r2", "r₂") for g in eq["reads"]),
-                     "state s": eq["state"],
-                     "W_k multiplies": "; ".join(f"{', '.join(ks)}: ${v}$" for v, ks in reads.items()),
-                     "update (1a)": "<br>".join(lines),
-                     "read-out": f"${_tex(eq['readout'], {'s'}, st)}$" if "readout" in eq else "$\\mathbf h^t$"})
+        rows.append(
+            {
+                "architecture": arch,
+                "gates K": ", ".join(g.replace("r2", "r₂") for g in eq["reads"]),
+                "state s": eq["state"],
+                "W_k multiplies": "; ".join(f"{', '.join(ks)}: ${v}$" for v, ks in reads.items()),
+                "update (1a)": "<br>".join(lines),
+                "read-out": f"${_tex(eq['readout'], {'s'}, st)}$" if "readout" in eq else "$\\mathbf h^t$",
+            }
+        )
     return rows
 
 
@@ -234,19 +252,9 @@ def fresh_product(x: torch.Tensor, var: float, units: int, generator=None) -> to
     return L @ torch.randn(m, units, generator=generator, dtype=x.dtype, device=x.device)
 
 
-def readout_state(arch: str, s: torch.Tensor, z=None, W=None, U=None, b=None) -> torch.Tensor:
-    """What a classifier reads: ``h`` (vanilla, GRU, LSTM) or ``p = sig(u_o) tanh(c)`` for the peephole LSTM
-    (needs that step's ``o`` weights)."""
-    if arch == "lstm":
-        return s[..., : s.shape[-1] // 2]
-    if arch == "peephole":
-        uo = (s.unsqueeze(-2) @ W["o"]).squeeze(-2) + (z.unsqueeze(-2) @ U["o"]).squeeze(-2) + b["o"]
-        return torch.sigmoid(uo) * torch.tanh(s)
-    return s
-
-
-def sample_weights(theta: Theta, n: int, d: int, *, lead: tuple = (), generator=None, dtype=torch.float64,
-                   device=None) -> tuple[dict, dict, dict]:
+def sample_weights(
+    theta: Theta, n: int, d: int, *, lead: tuple = (), generator=None, dtype=torch.float64, device=None
+) -> tuple[dict, dict, dict]:
     """Weights of eq. (1b) with shapes ``lead + (N, N)``, ``lead + (d, N)``, ``lead + (N,)`` for every gate."""
     n, d = checks.positive_int(n, "n"), checks.positive_int(d, "d")
     W, U, b = {}, {}, {}
@@ -258,12 +266,14 @@ def sample_weights(theta: Theta, n: int, d: int, *, lead: tuple = (), generator=
 
 
 # ----------------------------------------------------------------------------------------------- simulation
-def simulate_pair(theta: Theta, n: int, inputs: torch.Tensor, *, tied: bool, seed: int = 0,
-                  state0: torch.Tensor | None = None) -> torch.Tensor:
+def simulate_pair(
+    theta: Theta, n: int, inputs: torch.Tensor, *, tied: bool, seed: int = 0, state0: torch.Tensor | None = None
+) -> torch.Tensor:
     """Run two copies of one random network (shared weights) on a pair of input sequences.
 
     ``inputs`` is (2, T, d). Untied networks draw fresh weights at every step (the theory's assumption), which
-    ``fresh_product`` samples exactly in distribution at O(N) per step; tied ones draw them once. Returns the states (T + 1, 2, S), the initial state first (default N(0, 1))."""
+    ``fresh_product`` samples exactly in distribution at O(N) per step; tied ones draw them once. Returns the states (T
+    + 1, 2, S), the initial state first (default N(0, 1))."""
     checks.tensor(inputs, "inputs", ndim=3)
     if inputs.shape[0] != 2:
         raise ValueError(f"inputs must hold two sequences (2, T, d), got shape {tuple(inputs.shape)}")
@@ -278,11 +288,15 @@ def simulate_pair(theta: Theta, n: int, inputs: torch.Tensor, *, tied: bool, see
         if tied:
             s = gated_step(theta.arch, s, z, *weights)
         else:
-            s = update(theta.arch, s, lambda k, x, z=z: (fresh_product(x, theta.s2(k), n, gen)
-                                                          + fresh_product(z, theta.n2(k), n, gen) + theta.m(k)))
+            s = update(
+                theta.arch,
+                s,
+                lambda k, x, z=z: (
+                    fresh_product(x, theta.s2(k), n, gen) + fresh_product(z, theta.n2(k), n, gen) + theta.m(k)
+                ),
+            )
         states.append(s)
     return torch.stack(states)
-
 
 
 def pair_statistics(states: torch.Tensor, arch: str) -> dict:
@@ -306,8 +320,9 @@ class GatedClassifier(nn.Module):
     one optimiser step is G independent steps (Adam and SGD act per parameter).
     """
 
-    def __init__(self, thetas: list[Theta], n: int, d: int, length: int, classes: int, *, untied: bool = True,
-                 seed: int = 0):
+    def __init__(
+        self, thetas: list[Theta], n: int, d: int, length: int, classes: int, *, untied: bool = True, seed: int = 0
+    ):
         super().__init__()
         if not thetas or len({t.arch for t in thetas}) != 1:
             raise ValueError("thetas must be a non-empty list of Theta of one architecture")
@@ -329,7 +344,8 @@ class GatedClassifier(nn.Module):
 
         def pre(k, x):
             return torch.baddbmm(self.b[k][:, i].unsqueeze(1), x, self.W[k][:, i]) + torch.bmm(
-                z.expand(G, *z.shape[-2:]), self.U[k][:, i])
+                z.expand(G, *z.shape[-2:]), self.U[k][:, i]
+            )
 
         return pre
 

@@ -1,2 +1,2 @@
 """Closed forms and mean-field theory, one module per idea: ``gaussian`` (quadrature), ``vanilla`` (wide
-vanilla RNNs); chapters add theirs (``lsc``, ``meanfield``, ``roa_bounds``, ``memory``, ``fisher``, ...)."""
+vanilla RNNs); chapters add theirs (``lsc``, ``meanfield``, ``roa``, ``memory``, ``relevancy``, ``fisher``)."""

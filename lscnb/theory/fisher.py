@@ -6,6 +6,7 @@ For ``h_t = W h_{t-1} + v s_t + z_t`` with noise ``z ~ N(0, eps I)``, the Fisher
 ``C - W C W^T = eps I``); the Fisher memory curve is its diagonal ``J(k)``. A normal W has total memory
 ``sum_k J(k) = 1/eps`` whatever its eigenvalues; a non-normal one (a delay line) can approach ``N/eps``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -63,7 +64,7 @@ def fmc_delay_line(k, alpha: float, eps: float = 1.0):
     k = np.asarray(k, dtype=float)
     if alpha == 1:
         return 1 / ((k + 1) * eps)
-    return alpha ** k * (alpha - 1) / (alpha ** (k + 1) - 1) / eps
+    return alpha**k * (alpha - 1) / (alpha ** (k + 1) - 1) / eps
 
 
 def transients(theta: np.ndarray, steps: int, samples: int = 1000, seed: int = 4) -> dict:
@@ -78,8 +79,12 @@ def transients(theta: np.ndarray, steps: int, samples: int = 1000, seed: int = 4
         stds.append(h.std(axis=1))
         h = h @ theta.T
     norms, stds = np.array(norms), np.array(stds)
-    return {"norm_mean": norms.mean(1), "norm_std": norms.std(1), "unit_std_mean": stds.mean(1),
-            "unit_std_std": stds.std(1)}
+    return {
+        "norm_mean": norms.mean(1),
+        "norm_std": norms.std(1),
+        "unit_std_mean": stds.mean(1),
+        "unit_std_std": stds.std(1),
+    }
 
 
 def rotation_blocks(theta: np.ndarray, gamma: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
 """Gaussian expectations by Gauss-Hermite quadrature, the workhorse of every mean-field recursion."""
+
 from __future__ import annotations
 
 from functools import lru_cache

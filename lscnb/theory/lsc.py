@@ -4,6 +4,7 @@ On the time-depth grid of a deep RNN, a gradient from ``h[t, L]`` to ``h[t', l]`
 products of transition derivatives ``M_k``; there are ``C(dl + dt, dt)`` such paths (Lemma 2). With radii
 ``rho(M_k) = 1`` the sum grows like the path count (Thm 1: a binomial), with ``rho = 1/2`` it stays bounded.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,7 +34,8 @@ def log_binomial(n, k):
 
 
 def chi_mean(k):
-    """Lemma 1: ``E|lambda_k| = sqrt(2) Gamma((k+1)/2) / Gamma(k/2)``, the mean of a chi_k variable (~ sqrt(k - 1/2))."""
+    """Lemma 1: ``E|lambda_k| = sqrt(2) Gamma((k+1)/2) / Gamma(k/2)``, the mean of a chi_k variable (~ sqrt(k -
+    1/2))."""
     k = np.asarray(k, dtype=float)
     if np.any(k <= 0):
         raise ValueError(f"k must be positive, got {k}")

@@ -12,6 +12,7 @@ and the maps below push ``(mu, Q, q)`` one step. Gaussian expectations use Gauss
 Where the paper's printed formulas are wrong, the corrected form is implemented and the printed one is kept
 under ``paper=True`` so the chapter can compare them (the spec's fixes 1-6).
 """
+
 from __future__ import annotations
 
 import math
@@ -67,14 +68,15 @@ def e2(g1, g2, mean: float, var: float, corr: float) -> float:
 @dataclass(frozen=True)
 class State:
     """Order parameters of the state: mean, second moment, cross-moment of the two copies."""
+
     mu: float
     Q: float
     q: float
 
     @property
     def C(self) -> float:
-        var = self.Q - self.mu ** 2
-        return (self.q - self.mu ** 2) / var if var > 1e-300 else 1.0
+        var = self.Q - self.mu**2
+        return (self.q - self.mu**2) / var if var > 1e-300 else 1.0
 
 
 def _gate(theta: Theta, k: str, Q: float, q: float, R: float, Sz: float) -> tuple[float, float, float]:
@@ -93,8 +95,11 @@ def step(theta: Theta, st: State, R: float = 1.0, Sz: float = 1.0) -> State:
     if arch == "peephole":
         g = {k: _gate(theta, k, st.Q, st.q, R, Sz) for k in "ifr"}
         mf, mi, mr = e1(sig, *g["f"][:2]), e1(sig, *g["i"][:2]), e1(tanh, *g["r"][:2])
-        mff, mii, mrr = (e1(lambda x: sig(x) ** 2, *g["f"][:2]), e1(lambda x: sig(x) ** 2, *g["i"][:2]),
-                         e1(lambda x: tanh(x) ** 2, *g["r"][:2]))
+        mff, mii, mrr = (
+            e1(lambda x: sig(x) ** 2, *g["f"][:2]),
+            e1(lambda x: sig(x) ** 2, *g["i"][:2]),
+            e1(lambda x: tanh(x) ** 2, *g["r"][:2]),
+        )
         Af, Ai, Tr = e2(sig, sig, *g["f"]), e2(sig, sig, *g["i"]), e2(tanh, tanh, *g["r"])
         drive = 2 * mf * st.mu * mi * mr
         return State(mf * st.mu + mi * mr, mff * st.Q + drive + mii * mrr, Af * st.q + drive + Ai * Tr)
@@ -109,8 +114,11 @@ def step(theta: Theta, st: State, R: float = 1.0, Sz: float = 1.0) -> State:
         Af, B, D = e2(sig, sig, *gf), e2(sig, one_minus_sig, *gf), e2(one_minus_sig, one_minus_sig, *gf)
         mff = e1(lambda x: sig(x) ** 2, *gf[:2])
         Bq, Dq = e1(lambda x: sig(x) * (1 - sig(x)), *gf[:2]), e1(lambda x: (1 - sig(x)) ** 2, *gf[:2])
-        return State(mf * st.mu + (1 - mf) * t1, mff * st.Q + 2 * Bq * st.mu * t1 + Dq * t2,
-                     Af * st.q + 2 * B * st.mu * t1 + D * T2)
+        return State(
+            mf * st.mu + (1 - mf) * t1,
+            mff * st.Q + 2 * Bq * st.mu * t1 + Dq * t2,
+            Af * st.q + 2 * B * st.mu * t1 + D * T2,
+        )
     raise ValueError(f"the closed map covers vanilla, gru and peephole; for the LSTM use population(), got {arch!r}")
 
 
@@ -124,8 +132,15 @@ def trajectory(theta: Theta, steps: int, start: State, R: float = 1.0, Sz=1.0) -
     return out
 
 
-def fixed_point(theta: Theta, R: float = 1.0, Sz: float = 1.0, *, start: State | None = None, tol: float = 1e-13,
-                max_steps: int = 200_000) -> State:
+def fixed_point(
+    theta: Theta,
+    R: float = 1.0,
+    Sz: float = 1.0,
+    *,
+    start: State | None = None,
+    tol: float = 1e-13,
+    max_steps: int = 200_000,
+) -> State:
     """Iterate the map until ``(mu, Q, q)`` move less than ``tol`` (spec pitfall 19: not a fixed count)."""
     st = start or State(0.0, 1.0, Sz)
     for _ in range(max_steps):
@@ -149,9 +164,12 @@ def chi(theta: Theta, R: float = 1.0, Sz: float = 1.0, *, at: State | None = Non
         return theta.s2("f") * e2(dtanh, dtanh, m, v, c)
     if theta.arch == "peephole":
         g = {k: _gate(theta, k, Q, q, R, Sz) for k in "ifr"}
-        return (e2(sig, sig, *g["f"]) + theta.s2("i") * e2(dsig, dsig, *g["i"]) * e2(tanh, tanh, *g["r"])
-                + theta.s2("f") * e2(dsig, dsig, *g["f"]) * q
-                + theta.s2("r") * e2(sig, sig, *g["i"]) * e2(dtanh, dtanh, *g["r"]))
+        return (
+            e2(sig, sig, *g["f"])
+            + theta.s2("i") * e2(dsig, dsig, *g["i"]) * e2(tanh, tanh, *g["r"])
+            + theta.s2("f") * e2(dsig, dsig, *g["f"]) * q
+            + theta.s2("r") * e2(sig, sig, *g["i"]) * e2(dtanh, dtanh, *g["r"])
+        )
     if theta.arch == "gru":
         gf, gr = _gate(theta, "f", Q, q, R, Sz), _gate(theta, "r", Q, q, R, Sz)
         Err, Ers = e1(lambda x: sig(x) ** 2, *gr[:2]), e2(sig, sig, *gr)
@@ -161,9 +179,11 @@ def chi(theta: Theta, R: float = 1.0, Sz: float = 1.0, *, at: State | None = Non
         t1, T2 = e1(tanh, m2, v2), e2(tanh, tanh, m2, v2, c2)
         D = e2(one_minus_sig, one_minus_sig, *gf)
         cross = 0.0 if paper else -2 * mu * t1
-        return (e2(sig, sig, *gf) + theta.s2("f") * e2(dsig, dsig, *gf) * (q + cross + T2)
-                + theta.s2("r2") * D * e2(dtanh, dtanh, m2, v2, c2)
-                * (Ers + theta.s2("r") * q * e2(dsig, dsig, *gr)))
+        return (
+            e2(sig, sig, *gf)
+            + theta.s2("f") * e2(dsig, dsig, *gf) * (q + cross + T2)
+            + theta.s2("r2") * D * e2(dtanh, dtanh, m2, v2, c2) * (Ers + theta.s2("r") * q * e2(dsig, dsig, *gr))
+        )
     raise ValueError(f"chi covers vanilla, gru and peephole; for the LSTM use population_chi(), got {theta.arch!r}")
 
 
@@ -189,7 +209,7 @@ def time_scale(theta: Theta, R: float = 1.0, Sz: float = 0.0) -> float:
     st = fixed_point(theta, R, Sz)
     c = chi(theta, R, Sz, at=st)
     if Sz == 1.0 and c > 1:
-        st = fixed_point(theta, R, Sz, start=State(st.mu, st.Q, st.mu ** 2 + 0.5 * (st.Q - st.mu ** 2)))
+        st = fixed_point(theta, R, Sz, start=State(st.mu, st.Q, st.mu**2 + 0.5 * (st.Q - st.mu**2)))
         c = chi(theta, R, Sz, at=st)
     return xi(c)
 
@@ -223,10 +243,12 @@ def jacobian_moments(theta: Theta, R: float = 1.0) -> dict:
         EZ = [E("i", lambda x, j=j: sig(x) ** j) * E("r", lambda x, j=j: tanh(x) ** j) for j in range(5)]
         c = _perpetuity_moments(EY, EZ, 4)
         # the four a_k as products of independent factors: (gate f part, gate i part, gate r part, c power)
-        terms = [(lambda x: sig(x) ** 2, None, None, 0, 1.0),
-                 (None, lambda x: dsig(x) ** 2, lambda x: tanh(x) ** 2, 0, s2("i")),
-                 (lambda x: dsig(x) ** 2, None, None, 2, s2("f")),
-                 (None, lambda x: sig(x) ** 2, lambda x: dtanh(x) ** 2, 0, s2("r"))]
+        terms = [
+            (lambda x: sig(x) ** 2, None, None, 0, 1.0),
+            (None, lambda x: dsig(x) ** 2, lambda x: tanh(x) ** 2, 0, s2("i")),
+            (lambda x: dsig(x) ** 2, None, None, 2, s2("f")),
+            (None, lambda x: sig(x) ** 2, lambda x: dtanh(x) ** 2, 0, s2("r")),
+        ]
 
         def moment(ta, tb=None):
             out = ta[4] * (tb[4] if tb else 1.0)
@@ -241,7 +263,7 @@ def jacobian_moments(theta: Theta, R: float = 1.0) -> dict:
         Eaa = sum(moment(a, b) for a in terms for b in terms)
         m1 = sum(Ea)
         var = Eaa - Ea[0] ** 2
-        var_paper = 2 * Eaa - moment(terms[0], terms[0]) - m1 ** 2
+        var_paper = 2 * Eaa - moment(terms[0], terms[0]) - m1**2
         return {"m1": m1, "var": var, "var_paper": var_paper, "Q": st.Q}
     if theta.arch == "gru":
         gf, gr = _gate(theta, "f", st.Q, st.Q, R, 1.0)[:2], _gate(theta, "r", st.Q, st.Q, R, 1.0)[:2]
@@ -249,18 +271,24 @@ def jacobian_moments(theta: Theta, R: float = 1.0) -> dict:
         g2 = (theta.m("r2"), theta.s2("r2") * Err * st.Q + theta.n2("r2") * R)
         t1, t2 = e1(tanh, *g2), e1(lambda x: tanh(x) ** 2, *g2)
         omf2, dt2 = e1(lambda x: (1 - sig(x)) ** 2, *gf), e1(lambda x: dtanh(x) ** 2, *g2)
-        common = (e1(lambda x: sig(x) ** 2, *gf)
-                  + theta.s2("r") * theta.s2("r2") * st.Q * omf2 * dt2 * e1(lambda x: dsig(x) ** 2, *gr)
-                  + theta.s2("r2") * omf2 * dt2 * Err)
+        common = (
+            e1(lambda x: sig(x) ** 2, *gf)
+            + theta.s2("r") * theta.s2("r2") * st.Q * omf2 * dt2 * e1(lambda x: dsig(x) ** 2, *gr)
+            + theta.s2("r2") * omf2 * dt2 * Err
+        )
         fgate = theta.s2("f") * e1(lambda x: dsig(x) ** 2, *gf)
-        return {"m1": common + fgate * (st.Q - 2 * st.mu * t1 + t2), "m1_paper": common + fgate * (t2 + st.Q),
-                "Q": st.Q}
+        return {
+            "m1": common + fgate * (st.Q - 2 * st.mu * t1 + t2),
+            "m1_paper": common + fgate * (t2 + st.Q),
+            "Q": st.Q,
+        }
     raise ValueError(f"jacobian_moments covers the peephole LSTM and the GRU, got {theta.arch!r}")
 
 
 # ----------------------------------------------------------------------------------------------- LSTM
-def population(theta: Theta, steps: int, *, samples: int = 100_000, R: float = 1.0, Q0: float = 1.0,
-               seed: int = 0) -> dict:
+def population(
+    theta: Theta, steps: int, *, samples: int = 100_000, R: float = 1.0, Q0: float = 1.0, seed: int = 0
+) -> dict:
     """Population dynamics of the LSTM (App. D, Algorithm 1 run forward in time): ``samples`` cell states,
     each updated with fresh Gaussian pre-activations whose variance follows the population's ``Q_h``.
 
@@ -273,10 +301,11 @@ def population(theta: Theta, steps: int, *, samples: int = 100_000, R: float = 1
     c = np.zeros(samples)
     Qh, traj = Q0, []
     for _ in range(steps):
-        u = {k: theta.m(k) + math.sqrt(theta.s2(k) * Qh + theta.n2(k) * R) * rng.standard_normal(samples)
-             for k in "ifro"}
+        u = {
+            k: theta.m(k) + math.sqrt(theta.s2(k) * Qh + theta.n2(k) * R) * rng.standard_normal(samples) for k in "ifro"
+        }
         c = sig(u["f"]) * c + sig(u["i"]) * tanh(u["r"])
         h = sig(u["o"]) * tanh(c)
-        Qh = float(np.mean(h ** 2))
+        Qh = float(np.mean(h**2))
         traj.append(Qh)
     return {"c": c, "h": h, "Q": np.array(traj)}

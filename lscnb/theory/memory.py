@@ -11,6 +11,7 @@ with ``S_rho = d_a d_b F_rho`` and ``F_rho(a, b) = (1 - rho^2 a b) / ((1 - a b)(
 printed eq. 59 (and eq. 134) is exact only at rho = 0 and rho = 1; ``sensitivity_variance_printed`` keeps it so
 the chapter can show the difference.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,7 @@ def hidden_variance(lam, rho=0.0):
     """``E|h|^2`` of the stationary recurrence (eq. 48)."""
     lam, rho = _check(lam, rho)
     p = np.abs(lam) ** 2
-    return (1 - rho ** 2 * p) / (np.abs(1 - rho * lam) ** 2 * (1 - p))
+    return (1 - rho**2 * p) / (np.abs(1 - rho * lam) ** 2 * (1 - p))
 
 
 def sensitivity_variance(lam, rho=0.0):
@@ -48,8 +49,8 @@ def sensitivity_variance(lam, rho=0.0):
     ``[1 + p(1 - 4 rho^2) + p^2(4 rho^2 - rho^4) - rho^4 p^3 - 2 rho (1 - rho^2) p sigma]
     / [(1 - p)^3 |1 - rho lam|^4]``."""
     lam, rho = _check(lam, rho)
-    p, sigma, r2 = np.abs(lam) ** 2, 2 * lam.real, rho ** 2
-    num = 1 + p * (1 - 4 * r2) + p ** 2 * (4 * r2 - r2 ** 2) - r2 ** 2 * p ** 3 - 2 * rho * (1 - r2) * p * sigma
+    p, sigma, r2 = np.abs(lam) ** 2, 2 * lam.real, rho**2
+    num = 1 + p * (1 - 4 * r2) + p**2 * (4 * r2 - r2**2) - r2**2 * p**3 - 2 * rho * (1 - r2) * p * sigma
     return _real_if_possible(num / ((1 - p) ** 3 * np.abs(1 - rho * lam) ** 4))
 
 
@@ -57,8 +58,11 @@ def sensitivity_variance_printed(lam, rho=0.0):
     """Eq. 59 exactly as printed in the paper (wrong for 0 < rho < 1; kept to show the erratum)."""
     lam, rho = _check(lam, rho)
     p = np.abs(lam) ** 2
-    num = ((1 - rho) * (1 + p) + rho ** 2 * (1 - p) ** 3
-           + rho * (1 - rho) * p * (rho * p * (1 + p) - 2 * lam - 2 * np.conj(lam)))
+    num = (
+        (1 - rho) * (1 + p)
+        + rho**2 * (1 - p) ** 3
+        + rho * (1 - rho) * p * (rho * p * (1 + p) - 2 * lam - 2 * np.conj(lam))
+    )
     return _real_if_possible(num / ((1 - p) ** 3 * np.abs(1 - rho * lam) ** 4))
 
 
@@ -70,12 +74,12 @@ def series_moments(lam: complex, rho: float, terms: int | None = None) -> tuple[
     terms = checks.positive_int(terms or int(40 / (1 - abs(lam))) + 1, "terms")
     n = np.arange(terms)
     out = []
-    for c in (lam ** n, n * lam ** np.maximum(n - 1, 0)):
+    for c in (lam**n, n * lam ** np.maximum(n - 1, 0)):
         # sum_{n,m} c_n conj(c_m) rho^|n-m| = sum_n |c_n|^2 + 2 Re sum_{D>=1} rho^D sum_n c_{n+D} conj(c_n)
         total = np.sum(np.abs(c) ** 2)
         if rho > 0:
             lags = np.arange(1, terms)
-            weights = rho ** lags
+            weights = rho**lags
             keep = weights > 1e-18
             for D, w in zip(lags[keep], weights[keep]):
                 total += 2 * w * np.real(np.sum(c[D:] * np.conj(c[:-D])))
@@ -89,8 +93,9 @@ def burn_in(lam, rho: float) -> int:
     return int(math.ceil(10 / (1 - abs(complex(lam))) + extra))
 
 
-def monte_carlo(lam: complex, rho: float, chains: int = 8192, steps: int | None = None, *, seed: int = 0,
-                device="cpu") -> tuple[float, float]:
+def monte_carlo(
+    lam: complex, rho: float, chains: int = 8192, steps: int | None = None, *, seed: int = 0, device="cpu"
+) -> tuple[float, float]:
     """Monte Carlo ``E|h|^2`` and ``E|s|^2`` after ``steps`` (default ``burn_in``) steps from h = s = 0, with the
     AR(1) input started in its stationary law (complex inputs for complex ``lam``, ``E|x|^2 = 1``)."""
     lam, rho = _check(lam, rho)
@@ -102,8 +107,9 @@ def monte_carlo(lam: complex, rho: float, chains: int = 8192, steps: int | None 
 
     def noise():
         if cplx:
-            return torch.complex(*(torch.randn(2, chains, generator=gen, dtype=torch.float64, device=device)
-                                   / math.sqrt(2)))
+            return torch.complex(
+                *(torch.randn(2, chains, generator=gen, dtype=torch.float64, device=device) / math.sqrt(2))
+            )
         return torch.randn(chains, generator=gen, dtype=torch.float64, device=device)
 
     lam_t = lam if cplx else lam.real
@@ -111,32 +117,35 @@ def monte_carlo(lam: complex, rho: float, chains: int = 8192, steps: int | None 
     h = torch.zeros_like(x)
     s = torch.zeros_like(x)
     for _ in range(steps):
-        x = rho * x + math.sqrt(1 - rho ** 2) * noise()
+        x = rho * x + math.sqrt(1 - rho**2) * noise()
         s = lam_t * s + h
         h = lam_t * h + x
     return float(h.abs().pow(2).mean()), float(s.abs().pow(2).mean())
 
 
-def monte_carlo_reparametrised(lam: float, rho: float, chains: int = 8192, steps: int | None = None, *,
-                                seed: int = 0) -> float:
+def monte_carlo_reparametrised(
+    lam: float, rho: float, chains: int = 8192, steps: int | None = None, *, seed: int = 0
+) -> float:
     """Monte Carlo ``E[(dh/domega)^2]`` for the normalised recurrence ``h_{t+1} = lam h_t + gamma x_{t+1}`` with
     ``lam = exp(-exp(omega))`` and ``gamma = sqrt(1 - lam^2)`` detached, by forward-mode autodiff through the
     whole recurrence (real lam): the independent check of ``normalised_sensitivity``."""
     import torch.autograd.forward_ad as fwAD
+
     lam, rho = _check(lam, rho)
     lam, rho = float(lam.real), float(rho)
     chains = checks.positive_int(chains, "chains")
     steps = checks.positive_int(steps or burn_in(lam, rho), "steps")
     gen = torch.Generator().manual_seed(seed)
-    gamma = math.sqrt(1 - lam ** 2)
+    gamma = math.sqrt(1 - lam**2)
     x = torch.randn(chains, generator=gen, dtype=torch.float64)
     with fwAD.dual_level():
-        omega = fwAD.make_dual(torch.tensor(math.log(-math.log(lam)), dtype=torch.float64),
-                               torch.tensor(1.0, dtype=torch.float64))
+        omega = fwAD.make_dual(
+            torch.tensor(math.log(-math.log(lam)), dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64)
+        )
         lam_w = torch.exp(-torch.exp(omega))
         h = torch.zeros(chains, dtype=torch.float64)
         for _ in range(steps):
-            x = rho * x + math.sqrt(1 - rho ** 2) * torch.randn(chains, generator=gen, dtype=torch.float64)
+            x = rho * x + math.sqrt(1 - rho**2) * torch.randn(chains, generator=gen, dtype=torch.float64)
             h = lam_w * h + gamma * x
         tangent = fwAD.unpack_dual(h).tangent
     return float(tangent.pow(2).mean())
@@ -149,7 +158,7 @@ def normalised_sensitivity(lam, rho=0.0, *, param: str = "exp"):
     lam_c, _ = _check(lam, rho)
     nu = np.abs(lam_c)
     dnu = nu * np.log(nu) if param == "exp" else np.ones_like(nu)
-    return (1 - nu ** 2) * dnu ** 2 * sensitivity_variance(lam, rho)
+    return (1 - nu**2) * dnu**2 * sensitivity_variance(lam, rho)
 
 
 def landscape_real(lam, lam_star):
@@ -157,7 +166,7 @@ def landscape_real(lam, lam_star):
     lam, _ = _check(lam, 0.0)
     lam_star, _ = _check(lam_star, 0.0)
     lam, lam_star = lam.real, lam_star.real
-    return 0.5 * (1 / (1 - lam ** 2) + 1 / (1 - lam_star ** 2) - 2 / (1 - lam * lam_star))
+    return 0.5 * (1 / (1 - lam**2) + 1 / (1 - lam_star**2) - 2 / (1 - lam * lam_star))
 
 
 def landscape_angle(theta, lam_star):
@@ -167,7 +176,7 @@ def landscape_angle(theta, lam_star):
     r = float(np.abs(lam_star))
     lam = r * np.exp(1j * theta)
     cross = np.real(1 / (1 - lam * np.conj(complex(lam_star))))
-    return 0.5 * (2 / (1 - r ** 2) - 2 * cross)
+    return 0.5 * (2 / (1 - r**2) - 2 * cross)
 
 
 # --------------------------------------------------------------------------------------------- App. D.3
@@ -185,8 +194,10 @@ def _components(components):
 def gated_generating_function(a, b, components=BERT_COMPONENTS):
     """Eq. 159 for ``R_x(D) = sum_k c_k rho_k^|D|`` over an infinite past: ``f(a, b) = (1-a)(1-b) sum_{n,m>=0} a^n
     b^m R_x(n-m) = sum_k c_k (1-a)(1-b)(1-rho_k^2 ab) / ((1-rho_k a)(1-rho_k b)(1-ab))`` (torch, differentiable)."""
-    return sum(c * (1 - a) * (1 - b) * (1 - rho ** 2 * a * b) / ((1 - rho * a) * (1 - rho * b) * (1 - a * b))
-               for c, rho in _components(components))
+    return sum(
+        c * (1 - a) * (1 - b) * (1 - rho**2 * a * b) / ((1 - rho * a) * (1 - rho * b) * (1 - a * b))
+        for c, rho in _components(components)
+    )
 
 
 def gated_moments(lam, components=BERT_COMPONENTS, steps: int | None = None) -> dict:
@@ -197,6 +208,7 @@ def gated_moments(lam, components=BERT_COMPONENTS, steps: int | None = None) -> 
     steps from ``h_0 = 0``, as ``c^T R c`` with the impulse response ``c_n = (1 - lam) lam^n`` (and its derivative
     ``dc_n/dlam``), n < T. Arrays over ``lam`` in (0, 1)."""
     from torch.func import grad, jacfwd, vmap
+
     lam_np = np.atleast_1d(np.asarray(lam, dtype=float))
     if np.any((lam_np <= 0) | (lam_np >= 1)):
         raise ValueError(f"lam must lie in (0, 1), got {lam}")
@@ -210,8 +222,8 @@ def gated_moments(lam, components=BERT_COMPONENTS, steps: int | None = None) -> 
         n = torch.arange(checks.positive_int(steps, "steps"), dtype=torch.float64)
         R = sum(c * torch.tensor(rho, dtype=torch.float64) ** (n[:, None] - n[None, :]).abs() for c, rho in comps)
         lt = lam_t[:, None]
-        c = (1 - lt) * lt ** n
-        dc = (1 - lt) * n * lt ** (n - 1).clamp(min=0) - lt ** n
+        c = (1 - lt) * lt**n
+        dc = (1 - lt) * n * lt ** (n - 1).clamp(min=0) - lt**n
         h2, s2 = ((c @ R) * c).sum(-1), ((dc @ R) * dc).sum(-1)
     h2, s2 = h2.numpy(), s2.numpy()
     return {"h2": h2, "dlam2": s2, "db2": (lam_np * (1 - lam_np)) ** 2 * s2}
@@ -226,8 +238,8 @@ def similarity(alpha, beta, rho=0.0):
     a, b = np.asarray(alpha, dtype=complex), np.asarray(beta, dtype=complex)
     _check(a, rho)
     _check(b, rho)
-    p, sigma, r2 = a * b, a + b, rho ** 2
-    num = 1 + p * (1 - 4 * r2) + p ** 2 * (4 * r2 - r2 ** 2) - r2 ** 2 * p ** 3 - 2 * rho * (1 - r2) * p * sigma
+    p, sigma, r2 = a * b, a + b, rho**2
+    num = 1 + p * (1 - 4 * r2) + p**2 * (4 * r2 - r2**2) - r2**2 * p**3 - 2 * rho * (1 - r2) * p * sigma
     return num / ((1 - p) ** 3 * (1 - rho * a) ** 2 * (1 - rho * b) ** 2)
 
 
@@ -235,7 +247,7 @@ def similarity_printed(alpha, beta, rho=0.0):
     """Eq. 134 exactly as printed (wrong for 0 < rho < 1; the paper's Fig. 8 was drawn with it)."""
     a, b = np.asarray(alpha, dtype=complex), np.asarray(beta, dtype=complex)
     p = a * b
-    num = (1 - rho) * (1 + p) + rho ** 2 * (1 - p) ** 3 + rho * (1 - rho) * p * (rho * p * (1 + p) - 2 * a - 2 * b)
+    num = (1 - rho) * (1 + p) + rho**2 * (1 - p) ** 3 + rho * (1 - rho) * p * (rho * p * (1 + p) - 2 * a - 2 * b)
     return num / ((1 - p) ** 3 * (1 - rho * a) ** 2 * (1 - rho * b) ** 2)
 
 
@@ -261,7 +273,7 @@ def offdiagonal_fraction(H: np.ndarray) -> float:
     if H.shape != (2 * n, 2 * n):
         raise ValueError(f"H must be a (2n, 2n) matrix, got shape {H.shape}")
     own = np.tile(np.eye(n, dtype=bool), (2, 2))
-    return float(np.sum(H[~own] ** 2) / np.sum(H ** 2))
+    return float(np.sum(H[~own] ** 2) / np.sum(H**2))
 
 
 # --------------------------------------------------------------------------------------------- App. C.1
@@ -274,7 +286,7 @@ def landscape_complex(lam, lam_star, *, normalised: bool = False):
     lam_star = complex(lam_star)
     if abs(lam_star) >= 1:
         raise ValueError(f"lam_star must lie inside the unit disc, got {lam_star}")
-    r2 = lam.real ** 2 + lam.imag ** 2
+    r2 = lam.real**2 + lam.imag**2
     cross = 1 / (1 - lib.conj(lam) * lam_star)
     if normalised:
         return 1 - lib.sqrt(1 - r2) * math.sqrt(1 - abs(lam_star) ** 2) * cross.real
@@ -293,7 +305,7 @@ def landscape_gradient(lam, lam_star):
 
 def angle_scale(nu):
     """Eq. 109's factor ``(1 - nu^2) / (nu sqrt(1 + nu^2))``, the angle parametrisation with unit curvature."""
-    return (1 - nu ** 2) / (nu * np.sqrt(1 + nu ** 2))
+    return (1 - nu**2) / (nu * np.sqrt(1 + nu**2))
 
 
 ANGLE_PARAMS = ("polar", "exp", "opt")
@@ -305,13 +317,23 @@ def polar_from(w_nu, w_theta, angle: str):
     (``opt``, eq. 112)."""
     checks.one_of(angle, ANGLE_PARAMS, "angle")
     nu = np.tanh(w_nu)
-    theta = {"polar": lambda: w_theta, "exp": lambda: np.exp(w_theta),
-             "opt": lambda: w_theta * angle_scale(nu)}[angle]()
+    theta = {"polar": lambda: w_theta, "exp": lambda: np.exp(w_theta), "opt": lambda: w_theta * angle_scale(nu)}[
+        angle
+    ]()
     return nu, theta
 
 
-def adam_angle(angle: str, lam0: complex, lam_star: complex, *, steps: int = 20_000, lr: float = 1e-3,
-               betas=(0.9, 0.999), eps: float = 1e-8, record_every: int = 10) -> dict:
+def adam_angle(
+    angle: str,
+    lam0: complex,
+    lam_star: complex,
+    *,
+    steps: int = 20_000,
+    lr: float = 1e-3,
+    betas=(0.9, 0.999),
+    eps: float = 1e-8,
+    record_every: int = 10,
+) -> dict:
     """Fig. 7: Adam (hand-written, closed-form gradients of eq. 91) on ``(w_nu, w_theta)`` from ``lam0`` towards
     ``lam_star``, with the angle parametrisation ``angle`` (:func:`polar_from`); in ``opt`` the scale factor of the
     angle is a constant in the backward pass (a stop-gradient, as App. B.3.2). Returns the parameter trajectory and
@@ -329,12 +351,15 @@ def adam_angle(angle: str, lam0: complex, lam_star: complex, *, steps: int = 20_
         g_nu = gx * math.cos(theta) + gy * math.sin(theta)
         g_th = nu * (-gx * math.sin(theta) + gy * math.cos(theta))
         dtheta = {"polar": 1.0, "exp": theta, "opt": angle_scale(nu)}[angle]
-        g = np.array([g_nu * (1 - nu ** 2), g_th * dtheta])
+        g = np.array([g_nu * (1 - nu**2), g_th * dtheta])
         m = betas[0] * m + (1 - betas[0]) * g
-        v = betas[1] * v + (1 - betas[1]) * g ** 2
+        v = betas[1] * v + (1 - betas[1]) * g**2
         w = w - lr * (m / (1 - betas[0] ** t)) / (np.sqrt(v / (1 - betas[1] ** t)) + eps)
         if t % record_every == 0 or t == 1:
             traj.append(w.copy())
             losses.append(float(landscape_complex(lam, lam_star)))
-    return {"w": np.array(traj), "loss": np.array(losses), "steps": np.array([1] + list(range(record_every, steps + 1,
-                                                                                                 record_every)))}
+    return {
+        "w": np.array(traj),
+        "loss": np.array(losses),
+        "steps": np.array([1] + list(range(record_every, steps + 1, record_every))),
+    }

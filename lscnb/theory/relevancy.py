@@ -9,6 +9,7 @@ with a fixed attention pattern ``A_u``. Perturbing ``h_t`` by 1 and propagating 
   ``Omega(1/kappa)`` (Thm 4.4.3 with dependency depth 1);
 * ``window`` (the last ``kappa`` states only): exponential again.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -20,7 +21,9 @@ from .. import checks
 PATTERNS = ("none", "uniform", "sparse", "window")
 
 
-def propagation(pattern: str, lam: float, steps: int, *, kappa: int = 5, t: int = 1, combine: str = "mean") -> np.ndarray:
+def propagation(
+    pattern: str, lam: float, steps: int, *, kappa: int = 5, t: int = 1, combine: str = "mean"
+) -> np.ndarray:
     """``g(k)`` for k = 0..steps-1 (``combine="mean"``: ``s = (h + c)/2`` as in the authors' code; ``"sum"``:
     ``s = h + c`` as in the thesis)."""
     checks.one_of(pattern, PATTERNS, "pattern")
@@ -28,8 +31,8 @@ def propagation(pattern: str, lam: float, steps: int, *, kappa: int = 5, t: int 
     steps, kappa = checks.positive_int(steps, "steps"), checks.positive_int(kappa, "kappa")
     t = checks.positive_int(t, "t")
     w = 0.5 if combine == "mean" else 1.0
-    d = 1.0                    # dh_u / dh_t at the current step u
-    total, count = 1.0, t      # uniform: sum of dh_i/dh_t over i <= u (states before t contribute 0), and u
+    d = 1.0  # dh_u / dh_t at the current step u
+    total, count = 1.0, t  # uniform: sum of dh_i/dh_t over i <= u (states before t contribute 0), and u
     recent = deque([1.0], maxlen=kappa)  # derivatives of the most recent states, the current one included
     out = []
     for _ in range(steps):
@@ -40,7 +43,7 @@ def propagation(pattern: str, lam: float, steps: int, *, kappa: int = 5, t: int 
         elif pattern == "window":
             e = w * (d + sum(recent) / len(recent))
         else:  # sparse: the stored state t (derivative 1) plus the last kappa - 1 states
-            last = list(recent)[-(kappa - 1):] if kappa > 1 else []
+            last = list(recent)[-(kappa - 1) :] if kappa > 1 else []
             e = w * (d + (1.0 + sum(last)) / (1 + len(last)))
         out.append(abs(e))
         d = lam * e
@@ -78,8 +81,8 @@ def screened_gradients(T: int, events, *, nu: int, rho: int, lam: float = 0.9, b
     events = {checks.positive_int(int(e), "events", allow_zero=True) for e in events}
     if events and max(events) >= T:
         raise ValueError(f"events must lie in 0..{T - 1}, got {max(events)}")
-    buf, score, slots = deque(), {}, {}      # buffer indices, relevance per buffered index, slot index -> relevance
-    attended = []                            # (indices, weights) per step
+    buf, score, slots = deque(), {}, {}  # buffer indices, relevance per buffered index, slot index -> relevance
+    attended = []  # (indices, weights) per step
     for u in range(T):
         buf.append(u)
         score[u] = 0.0
@@ -97,10 +100,10 @@ def screened_gradients(T: int, events, *, nu: int, rho: int, lam: float = 0.9, b
         e = np.array([boost if i in events else 0.0 for i in mem])
         a = np.exp(e - e.max())
         a /= a.sum()
-        for i, w in zip(mem[:len(buf)], a):
+        for i, w in zip(mem[: len(buf)], a):
             score[i] += w
         attended.append((mem, a))
-    gs, gh = np.zeros(T), np.zeros(T)       # adjoints of s_u and h_u, reverse accumulation from L = s_{T-1}
+    gs, gh = np.zeros(T), np.zeros(T)  # adjoints of s_u and h_u, reverse accumulation from L = s_{T-1}
     gs[-1] = 1.0
     for u in range(T - 1, -1, -1):
         mem, a = attended[u]

@@ -11,6 +11,7 @@ The paper states the lower bound as ``exp(-rho (1 + r sigma))`` (eq. 16 and Thm 
 ``(1 + A/x)^(x+1) > e^A``, which fails for A < 0: ``(1 - a/n)^n < e^{-a}``, so the printed bound is *above* the
 true one at every finite L. ``scalar_counterexample`` is an exact network that violates it.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,11 +32,6 @@ def upper_bound(rho: float, sigma: float, maps: int, r: float = 1.0) -> float:
     return (1 + rho / maps * (r * sigma - 1)) ** maps
 
 
-def upper_bound_limit(rho: float, sigma: float, r: float = 1.0) -> float:
-    """``exp(rho (r sigma - 1))`` (eq. 15), valid at every L."""
-    return math.exp(rho * (r * sigma - 1))
-
-
 def lower_bound(rho: float, sigma: float, maps: int, r: float = 1.0) -> float:
     """The correct finite-L lower bound ``(1 - rho (1 + r sigma) / maps)^maps``; requires
     ``alpha (1 + r sigma) < 1``."""
@@ -43,7 +39,7 @@ def lower_bound(rho: float, sigma: float, maps: int, r: float = 1.0) -> float:
     step = 1 - rho * (1 + r * sigma) / maps
     if step <= 0:
         raise ValueError(f"the lower bound needs rho (1 + r sigma) < maps = {maps}, got rho={rho}, sigma={sigma}")
-    return step ** maps
+    return step**maps
 
 
 def lower_bound_paper(rho: float, sigma: float, r: float = 1.0) -> float:

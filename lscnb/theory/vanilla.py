@@ -13,6 +13,7 @@ at the fixed point ``q*`` of (MF1). So ``||dL/dh_t||`` decays or grows by ``sqrt
 RNN ``chi = g^2``: the rate is the spectral radius of W. Widths are finite and W is tied across time, so the
 measured rates differ from (MF2) by a few percent; the chapter measures by how much.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,11 +42,19 @@ def _dphi(fn_name: str):
 
 def variance_map(q, *, g: float, activation: str = "tanh", input_var: float = 0.0, bias_var: float = 0.0):
     """One step of (MF1): the pre-activation variance after a step from variance ``q``."""
-    return g ** 2 * expect(lambda x: _np(activation)(x) ** 2, q) + input_var + bias_var
+    return g**2 * expect(lambda x: _np(activation)(x) ** 2, q) + input_var + bias_var
 
 
-def fixed_point(*, g: float, activation: str = "tanh", input_var: float = 0.0, bias_var: float = 0.0,
-                q0: float = 1.0, tol: float = 1e-12, max_iter: int = 10_000) -> float:
+def fixed_point(
+    *,
+    g: float,
+    activation: str = "tanh",
+    input_var: float = 0.0,
+    bias_var: float = 0.0,
+    q0: float = 1.0,
+    tol: float = 1e-12,
+    max_iter: int = 10_000,
+) -> float:
     """The fixed point ``q*`` of (MF1), by iteration from ``q0`` (0 when the map contracts to the origin)."""
     g = checks.positive_float(g, "g")
     checks.positive_float(input_var, "input_var", allow_zero=True)
@@ -68,7 +77,7 @@ def chi(*, g: float, activation: str = "tanh", input_var: float = 0.0, bias_var:
     if activation == "relu":
         return float(g) ** 2 / 2.0  # phi' is 1 on half the units whatever q is
     q = fixed_point(g=g, activation=activation, input_var=input_var, bias_var=bias_var)
-    return float(g ** 2 * expect(lambda x: _dphi(activation)(x) ** 2, q))
+    return float(g**2 * expect(lambda x: _dphi(activation)(x) ** 2, q))
 
 
 def gradient_rate(*, g: float, activation: str = "tanh", input_var: float = 0.0, bias_var: float = 0.0) -> float:
