@@ -130,3 +130,12 @@ def show_table(rows: list[dict], *collected, columns: list[str] | None = None, d
     text = (f"**{title}**\n\n" if title else "") + table(rows, columns)
     text += "\n" + "\n\n".join(c.caption(data=data) for c in collected)
     display(Markdown(text))
+
+
+def checked(*claims: str) -> None:
+    """One line under a chapter's collapsed checks cell, saying what its asserts (which ran above it) checked."""
+    from IPython.display import Markdown, display
+
+    if not claims or not all(isinstance(c, str) and c.strip() for c in claims):
+        raise ValueError("claims must be one or more non-empty strings")
+    display(Markdown("✓ **Checked:** " + "; ".join(c.strip().rstrip(".") for c in claims) + "."))

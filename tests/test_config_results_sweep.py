@@ -237,6 +237,17 @@ def test_markdown_table_escapes_pipes_in_cells_and_headers():
     assert "<th>max |H|</th>" in html and "<td>a|b c</td>" in html
 
 
+def test_checked_says_what_was_checked_in_one_line(monkeypatch):
+    from lscnb import plot
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    plot.checked("the slope is -2 within 5%", "seeds 0-4 agree.")
+    assert shown[0].data == "✓ **Checked:** the slope is -2 within 5%; seeds 0-4 agree."
+    with pytest.raises(ValueError, match="claims"):
+        plot.checked()
+
+
 def test_colab_default_profile(monkeypatch):
     import types
 
