@@ -1,4 +1,4 @@
-"""Shared pieces of the benchmarks: a timer that synchronises the GPU, and a record of where a run happened."""
+"""Shared pieces of the benchmarks: a median timer (torch.utils.benchmark), and a record of where a run happened."""
 
 from __future__ import annotations
 
@@ -8,29 +8,20 @@ import time
 from pathlib import Path
 
 import torch
+from torch.utils import benchmark
 
 from lscnb import config, results
 
 HERE = Path(__file__).resolve().parent
 
 
-def sync(device: str) -> None:
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize()
-
-
 def timeit(fn, device: str, *, repeat: int = 5, warmup: int = 1) -> float:
-    """Median wall time of ``fn()`` in milliseconds, after ``warmup`` untimed calls."""
+    """Median wall time of ``fn()`` in milliseconds over ``repeat`` timed calls after ``warmup`` untimed ones, each
+    timed by :class:`torch.utils.benchmark.Timer` (which synchronises CUDA around it and fixes the thread count)."""
     for _ in range(warmup):
         fn()
-    sync(device)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        sync(device)
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+    return 1e3 * statistics.median(timer.timeit(1).median for _ in range(repeat))
 
 
 def machine(device: str) -> dict:

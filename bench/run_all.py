@@ -33,8 +33,10 @@ def main(argv=None) -> None:
         spectra.main(dev)
         cells.main(dev)
     kind = torch.device(args.device).type
-    text = f"# Benchmarks on `{kind}`\n\nMade by `python bench/run_all.py --device "
-    f"{args.device}`.\n{NOTE}\n\n{buf.getvalue()}"
+    text = (
+        f"# Benchmarks on `{kind}`\n\nMade by `python bench/run_all.py --device {args.device}`.\n"
+        f"{NOTE}\n\n{buf.getvalue()}"
+    )
     (HERE / f"RESULTS-{kind}.md").write_text(text)
     print(text)
 

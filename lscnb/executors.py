@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from . import checks
 from .config import Profile
-from .sweep import Run, compute
+from .runs import Run, compute
 
 
 @dataclass

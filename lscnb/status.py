@@ -1,31 +1,16 @@
 """The reproduction status of the book: for every figure and table of every source paper, the chapter figure that
 reproduces it, the profile and hardware of its committed result, the data, and the gap to the paper's number.
 
-Each chapter's experiments module lists the source's figures and tables in ``REPRODUCES`` (dicts with
-``source``, ``what``, ``figure`` (a key of ``FIGURES`` or None), ``data``, ``note`` and an optional ``gap``
-function of the figure's :class:`~lscnb.sweep.Collected`).
+It reads the figure registry (:mod:`lscnb.figures`): each chapter's ``FIGURES`` and their paper items, and the
+items in ``NOT_RUN`` that nothing reproduces.
 """
 
 from __future__ import annotations
 
 from .experiments import chapter_module, chapters
+from .figures import Item, items
 from .results import store_for
 from .sweep import Collected
-
-REQUIRED = ("source", "what", "figure", "data")
-
-
-def check_entries(module) -> None:
-    """Raise if a chapter's ``REPRODUCES`` is malformed or names a figure it does not have."""
-    for i, entry in enumerate(getattr(module, "REPRODUCES", [])):
-        missing = [k for k in REQUIRED if k not in entry]
-        if missing:
-            raise ValueError(f"{module.__name__}.REPRODUCES[{i}] lacks {missing}")
-        if entry["figure"] is not None and entry["figure"] not in module.FIGURES:
-            raise ValueError(
-                f"{module.__name__}.REPRODUCES[{i}] names figure {entry['figure']!r}, which is not in "
-                f"FIGURES ({sorted(module.FIGURES)})"
-            )
 
 
 def figure_state(module, figure: str) -> dict:
@@ -44,27 +29,20 @@ def figure_state(module, figure: str) -> dict:
 
 
 def rows(chapter_names=None) -> list[dict]:
-    """One row per source figure or table of every chapter that declares ``REPRODUCES``."""
+    """One row per source figure or table of every chapter (its registered paper items)."""
     return [row for name in chapter_names or sorted(chapters()) for row in chapter_rows(name, chapter_module(name))]
 
 
 def chapter_rows(name: str, module) -> list[dict]:
-    """The rows of one chapter's ``module``: its ``REPRODUCES`` entries, each classified by its committed runs."""
-    check_entries(module)
+    """The rows of one chapter's ``module``: its paper items, each classified by its figure's committed runs."""
     out = []
-    for entry in getattr(module, "REPRODUCES", []):
-        row = {
-            "chapter": name,
-            "source": entry["source"],
-            "what": entry["what"],
-            "data": entry["data"],
-            "note": entry.get("note", ""),
-            "figure": entry["figure"] or "—",
-        }
-        if entry["figure"] is None:
+    for item, figure in items(module):
+        row = {"chapter": name, "source": item.source, "what": item.what, "data": item.data, "note": item.note}
+        row["figure"] = figure or "—"
+        if figure is None:
             row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
         else:
-            st = figure_state(module, entry["figure"])
+            st = figure_state(module, figure)
             if st["results"] is not None:
                 row["status"] = f"paper scale ({st['dates'][-1]})"
             elif st["present"]:
@@ -72,22 +50,21 @@ def chapter_rows(name: str, module) -> list[dict]:
             else:
                 row["status"] = "quick scale only (full run owed)"
             row["hardware"] = ", ".join(st["devices"]) or "—"
-            row["gap"] = _gap(name, entry, st)
+            row["gap"] = _gap(name, figure, item, st)
         out.append(row)
     return out
 
 
-def _gap(name: str, entry: dict, st: dict) -> str:
-    """The entry's gap to the paper, computed from the committed full results (``—`` without them)."""
-    gap = entry.get("gap")
-    if gap is None or st["results"] is None:
+def _gap(name: str, figure: str, item: Item, st: dict) -> str:
+    """The item's gap to the paper, computed from the committed full results (``—`` without them)."""
+    if item.gap is None or st["results"] is None:
         return "—"
     first = st["results"][0]
     col = Collected(
-        name, entry["figure"], "replay", "full", st["results"], first.provenance.get("device_name", "?"), 0, st["runs"]
+        name, figure, "replay", "full", st["results"], first.provenance.get("device_name", "?"), 0, st["runs"]
     )
     try:
-        return str(gap(col))
+        return str(item.gap(col))
     except Exception as err:  # noqa: BLE001 - a status page must not die on one gap
         return f"(gap not computable: {type(err).__name__})"
 

@@ -8,120 +8,21 @@ the sweep at the profile's scale, and returns a :class:`Collected` that knows ho
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
-import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
-from .config import Profile, device_name, seed_everything
-from .results import Result, Store, code_digest, provenance, split_outputs, store_for
+from .config import Profile, device_name
+from .results import Result, Store, code_digest, store_for
 
-SEED_OFFSET = "seed_offset"
-
-
-@dataclass(frozen=True, eq=False)
-class Run:
-    """One unit of work of a sweep: ``fn(config, ctx)`` for ``chapter``'s ``figure``."""
-
-    chapter: str
-    figure: str
-    name: str
-    fn: Callable
-    config: Mapping = field(default_factory=dict)
-
-    def __post_init__(self):
-        for attr in ("chapter", "figure", "name"):
-            value = getattr(self, attr)
-            if not isinstance(value, str) or not value:
-                raise ValueError(f"Run.{attr} must be a non-empty string, got {value!r}")
-        if not callable(self.fn):
-            raise TypeError(f"Run.fn must be callable, got {type(self.fn).__name__}")
-        try:
-            json.dumps(dict(self.config), sort_keys=True)
-        except TypeError as err:
-            raise TypeError(f"Run.config must be JSON-able (numbers, strings, lists, dicts): {err}") from None
-
-    @property
-    def fn_path(self) -> str:
-        return f"{self.fn.__module__}:{self.fn.__qualname__}"
-
-    @property
-    def key(self) -> str:
-        blob = json.dumps({"fn": self.fn_path, "config": dict(self.config)}, sort_keys=True)
-        digest = hashlib.sha1(blob.encode()).hexdigest()[:10]
-        return f"{_slug(self.figure)}/{_slug(self.name)}-{digest}"
-
-    @property
-    def seed(self) -> int:
-        """The seed the run is seeded with: its config's ``seed`` (default 0) plus its ``seed_offset``."""
-        return int(self.config.get("seed", 0)) + int(self.config.get(SEED_OFFSET, 0))
-
-    def reseeded(self, offset: int) -> Run:
-        """This run at the reader's seed: ``offset`` (``Profile.seed``) is added to every seed the run draws.
-
-        The offset is stored as the config's ``seed_offset`` (so a result's ``config["seed"]`` keeps naming the
-        figure's own seed, 0..n-1, and plot code that selects by it still works) and is part of the key; offset 0
-        leaves the run, its config and its key exactly as they are, so committed full results still replay.
-        """
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise ValueError(f"offset must be a non-negative int (the profile's seed), got {offset!r}")
-        if offset == 0:
-            return self
-        return Run(self.chapter, self.figure, self.name, self.fn, {**dict(self.config), SEED_OFFSET: offset})
-
-
-def seed_list(seeds) -> str:
-    """``[0, 1, 2, 5]`` as ``"0-2, 5"``; ``"?"`` when none is known."""
-    spans: list[list[int]] = []
-    for seed in sorted({int(s) for s in seeds}):
-        if spans and seed == spans[-1][1] + 1:
-            spans[-1][1] = seed
-        else:
-            spans.append([seed, seed])
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans) or "?"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_") or "run"
-
-
-@dataclass
-class RunContext:
-    """What a run's function gets besides its config.
-
-    ``seed`` is the run's seed with the reader's offset applied (:attr:`Run.seed`): every random draw of a run
-    derives from it (``ctx.seed + i`` for the i-th of several seeds drawn inside one run). Draws that must stay
-    fixed across seeds (a held-out test set, a generator the paper fixes) use a literal seed and say why.
-    """
-
-    profile: Profile
-    device: str
-    seed: int
-    checkpoint: Path | None = None
-    progress: bool = True
+# a run, its context and computing it live in .runs (which executors import too: no import circle)
+from .runs import SEED_OFFSET, Run, RunContext, compute, seed_list  # noqa: F401 (part of this module's API)
 
 
 class SweepError(RuntimeError):
     """Some runs of a sweep raised; their tracebacks are stored beside the results as ``*.failed.json``."""
-
-
-def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = None, progress: bool = True) -> Result:
-    """Run one run and return its result with provenance (nothing is written but the run's own checkpoint)."""
-    seed_everything(run.seed)
-    ctx = RunContext(profile, profile.device, run.seed, checkpoint, progress)
-    start = time.perf_counter()
-    outputs = run.fn(dict(run.config), ctx)
-    if not isinstance(outputs, Mapping):
-        raise TypeError(f"{run.fn_path} must return a dict of outputs, got {type(outputs).__name__}")
-    metrics, arrays = split_outputs(dict(outputs))
-    prov = provenance(profile, seeds=[run.seed], wall_time_s=time.perf_counter() - start, scale=scale)
-    return Result(run.key, dict(run.config), metrics, arrays, prov)
 
 
 def execute(run: Run, profile: Profile, store: Store, *, scale: str, progress: bool = True) -> Result:

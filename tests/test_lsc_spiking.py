@@ -103,7 +103,7 @@ def test_alif_pretraining_runs_and_scales_its_own_groups():
     assert set(hist.radius) == {"time0", "depth0", "time1", "depth1"} and all(map(np.isfinite, hist.loss))
 
 
-# Tab. S1 (copied exactly in the spec): parameter counts of the depth-2 d-RNNs.
+# Tab. S1 of the LSC paper (copied exactly): parameter counts of the depth-2 d-RNNs.
 TABLE_S1 = {  # task: (input, output or None for tied PTB, {kind: (widths, count)})
     "sl-MNIST": (
         784,

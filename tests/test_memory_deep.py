@@ -22,7 +22,7 @@ def test_bert_like_has_the_papers_autocorrelation():
     R = E.autocorrelation(x, 256)
     assert R[0] == pytest.approx(E.PAPER_FIRST_ORDER, rel=0.02)
     fit = E.fit_two_component(R)
-    assert abs(fit["rho"] - E.PAPER_AUTOCORRELATION["rho"]) < 1e-3  # spec Q11
+    assert abs(fit["rho"] - E.PAPER_AUTOCORRELATION["rho"]) < 1e-3  # the paper's fitted autocorrelation (App. D.3)
     assert fit["slow"] == pytest.approx(E.PAPER_AUTOCORRELATION["slow"], rel=0.1)
     assert fit["white"] == pytest.approx(E.PAPER_AUTOCORRELATION["white"], rel=0.03)
     assert R[100] == pytest.approx(0.044 * 0.997**100, rel=0.1)
@@ -139,7 +139,7 @@ def test_gated_theory_white_noise_closed_forms():
     assert out["h2"] == pytest.approx((1 - lam) / (1 + lam), rel=1e-12)
     assert out["dlam2"] == pytest.approx(2 / ((1 - lam) * (1 + lam) ** 3), rel=1e-10)
     assert out["db2"] == pytest.approx(2 * lam**2 * (1 - lam) / (1 + lam) ** 3, rel=1e-10)
-    # the spec's values at lambda = 0.5 and 0.9 (Monte Carlo 1.191 and 2.897 support eq. 161)
+    # eq. 161 at lambda = 0.5 and 0.9 (a Monte Carlo simulation gives 1.191 and 2.897)
     assert out["dlam2"][1] == pytest.approx(1.185, abs=1e-3)
     assert m.gated_moments(0.9, ((1.0, 0.0),))["dlam2"][0] == pytest.approx(2.916, abs=1e-3)
 

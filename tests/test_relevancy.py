@@ -110,7 +110,6 @@ def test_chapter_runs_at_full_configuration_shrunk():
     for name in ex.FIGURES:
         run = _shrunk(name)
         assert run.fn(dict(run.config), ctx), name
-    assert {e["figure"] for e in ex.REPRODUCES if e["figure"]} <= set(ex.FIGURES)
 
 
 DETERMINISTIC = {

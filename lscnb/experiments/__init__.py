@@ -1,8 +1,8 @@
 """One module per chapter: its figures' sweeps and figure functions.
 
 A chapter module defines ``NOTEBOOK`` (its notebook's path from the repository root) and ``FIGURES``
-(figure name -> ``build(scale)`` returning that figure's runs). Chapters are discovered from those attributes,
-so adding a chapter touches no shared file here.
+(figure name -> :class:`lscnb.figures.Figure`, whose ``runs(scale)`` are that figure's runs). Chapters are
+discovered from those attributes, so adding a chapter touches no shared file here.
 """
 
 from __future__ import annotations

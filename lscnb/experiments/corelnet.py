@@ -12,7 +12,6 @@ import numpy as np
 import torch
 
 from .. import checks, plot
-from ..config import Profile
 from ..data.objects import load_objects, resized
 from ..data.relational import (
     APPENDIX_UNSEEN,
@@ -27,6 +26,7 @@ from ..data.relational import (
     split,
 )
 from ..data.relational_games import GAMES, catalogue, patches
+from ..figures import Figure, Item, declare
 from ..models.relational import (
     ESBN,
     CoRelNet,
@@ -46,7 +46,7 @@ from ..models.relational import (
     nhid_width,
 )
 from ..models.relational_baselines import MNM, NTM, RelationNetwork
-from ..sweep import Run, gather
+from ..sweep import Run, RunContext
 
 CHAPTER = "corelnet"
 NOTEBOOK = "book/corelnet.ipynb"
@@ -260,7 +260,7 @@ def accuracy(model, inputs, fn, shapes, test: int, seed: int) -> float:
     return float((pred == y).float().mean())
 
 
-def task_run(cfg: dict, ctx) -> dict:
+def task_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on one task at one held-out split m."""
     torch.manual_seed(ctx.seed)
     emb, source = _embeddings(ctx.seed)
@@ -362,10 +362,6 @@ def mcurve_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_mcurve(profile: Profile):
-    return gather(mcurve_runs, profile, subset="m in {0, 50, 85, extreme}, 3 of 10 seeds, random frozen encoder")
-
-
 def curve_table(col) -> dict:
     """``{(task, model): {m: mean OOD accuracy over seeds}}``."""
     out = {}
@@ -393,14 +389,6 @@ def show_mcurve(col) -> None:
         note="Figs. C.6, C.10 and C.13 of the thesis plot such curves without printed numbers: compare shapes "
         "and rankings (similarity-only models flat, sensory models falling with m).",
     )
-
-
-def fig_ood(profile: Profile):
-    return gather(ood_runs, profile, subset="extreme m only, 3 of 10 seeds, random frozen encoder")
-
-
-def fig_ablation(profile: Profile):
-    return gather(ablation_runs, profile, subset="extreme m only, random frozen encoder")
 
 
 def accuracy_table(*cols) -> dict:
@@ -432,7 +420,7 @@ def show_ood(ood, abl) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 5.5
-def unseen_run(cfg: dict, ctx) -> dict:
+def unseen_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on an unseen-relation task: trained on the training patterns of the training shapes, tested on
     the test patterns (relations never seen) of the held-out shapes."""
     torch.manual_seed(ctx.seed)
@@ -490,10 +478,6 @@ def unseen_runs(scale: str) -> list[Run]:
         for model, it in s["iters"].items()
         for seed in s["seeds"]
     ]
-
-
-def fig_unseen(profile: Profile):
-    return gather(unseen_runs, profile, subset="extreme m only, 3 of 10 seeds, random frozen encoder, no PrediNet")
 
 
 def show_unseen(col) -> None:
@@ -590,14 +574,14 @@ def _encoded_run(cfg: dict, palette, ctx) -> dict:
     return out
 
 
-def spurious_run(cfg: dict, ctx) -> dict:
+def spurious_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on a basic task whose objects carry a random background colour (a spurious feature), behind an
     encoder that is frozen and random, frozen with a learned linear layer on top, or learned (with or without the
     L1-penalised linear layer)."""
     return _encoded_run(cfg, colours(), ctx)  # the authors' code fixes the colours (RandomState(0)) for every run
 
 
-def encoder_run(cfg: dict, ctx) -> dict:
+def encoder_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on a basic task (grey objects) behind a random frozen or a learned conv encoder (Fig. 5.4 right)."""
     return _encoded_run(cfg, None, ctx)
 
@@ -624,10 +608,6 @@ def encoder_runs(scale: str) -> list[Run]:
         for enc in ("random", "learned")
         for seed in s["seeds"]
     ]
-
-
-def fig_encoder(profile: Profile):
-    return gather(encoder_runs, profile, subset="extreme m only, 3 of 10 seeds")
 
 
 def encoder_table(col) -> list[dict]:
@@ -689,10 +669,6 @@ def spurious_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_spurious(profile: Profile):
-    return gather(spurious_runs, profile, subset="extreme m only, 3 of 10 seeds, CoRelNet and ESBN")
-
-
 def spurious_table(col) -> dict:
     """``{(task, encoder): (mean OOD accuracy, mean accuracy on the training shapes)}`` over models and seeds."""
     out = {}
@@ -732,7 +708,7 @@ def show_spurious(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- ch. 7
-def comparison_run(cfg: dict, ctx) -> dict:
+def comparison_run(cfg: dict, ctx: RunContext) -> dict:
     """CoRelNet or CoRelNet diff on the comparison task (a hidden total order of the 100 objects); the test set
     is swap-balanced."""
     torch.manual_seed(ctx.seed)
@@ -776,10 +752,6 @@ def comparison_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_comparison(profile: Profile):
-    return gather(comparison_runs, profile)
-
-
 def show_comparison(col) -> None:
     fig, ax = plot.figure(1, 1, width=5.5, height=3.4)
     for m, color in (("corelnet", "C0"), ("diff", "C3")):
@@ -808,7 +780,7 @@ SIZE_MODELS = {
 }
 
 
-def sizes_run(cfg: dict, ctx) -> dict:
+def sizes_run(cfg: dict, ctx: RunContext) -> dict:
     """Which of two copies of a shape is larger? ``comparison``: all size pairs in training and test; ``transitive``:
     trained on (M, L), (S, M) and their swaps, tested on (S, L), (L, S). Test objects are held-out shapes; random frozen
     encoder on the objects drawn at 12, 20 and 28 pixels."""
@@ -858,14 +830,6 @@ def sizes_runs(scale: str) -> list[Run]:
         for model in s["models"]
         for seed in s["seeds"]
     ]
-
-
-def fig_sizes(profile: Profile):
-    return gather(
-        sizes_runs,
-        profile,
-        subset="3 of 10 seeds, m = 95 held-out shapes (the thesis does not give m), no CoRelNet-mix",
-    )
 
 
 def show_sizes(col) -> None:
@@ -927,10 +891,6 @@ def mix_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_mix(profile: Profile):
-    return gather(mix_runs, profile, subset="extreme m only, 3 of 10 seeds, random frozen encoder")
-
-
 def show_mix(*cols) -> None:
     acc = accuracy_table(*cols)
     models = [m for m in MIX_MODELS if any(k[1] == m for k in acc)]
@@ -987,7 +947,7 @@ Transformer, 150 steps at lr 2e-3 (over seeds 0-2: CoRelNet 1.0 and <= 0.5, Pred
 3 of 10 seeds; all on a random frozen 12x12 patch encoder."""
 
 
-def games_run(cfg: dict, ctx) -> dict:
+def games_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on one re-created Relational Game: trained on pentominoes, tested on hexominoes and on stripes. All
     patches (the empty cell and every object) are embedded once by a random frozen encoder."""
     torch.manual_seed(ctx.seed)
@@ -1025,10 +985,6 @@ def games_runs(scale: str) -> list[Run]:
         for model in s["models"]
         for seed in s["seeds"]
     ]
-
-
-def fig_games(profile: Profile):
-    return gather(games_runs, profile, subset="re-created games, random frozen patch encoder, 3 of 10 seeds")
 
 
 TABLE_5_1 = {
@@ -1253,10 +1209,6 @@ def baseline_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_baselines(profile: Profile):
-    return gather(baseline_runs, profile, subset="extreme m, 3 of 10 seeds, random frozen encoder")
-
-
 def baseline_table(col, *refs) -> list[dict]:
     """One row per (task, model): mean accuracy on the held-out (and, for unseen relations, test-pattern) objects and on
     the training ones, with CoRelNet's from the reference collections ``refs`` (figures ``ood``, ``unseen``) beside."""
@@ -1369,7 +1321,7 @@ random encoder at m in {0, 94}. The
 learned encoder (~0.1 s a step for two images on this CPU) runs in the full profile only."""
 
 
-def unseen_encoder_run(cfg: dict, ctx) -> dict:
+def unseen_encoder_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on an unseen-relation task behind a random frozen or a learned conv encoder (Fig. 5.5 right)."""
     torch.manual_seed(ctx.seed)
     objs = load_objects()
@@ -1490,26 +1442,6 @@ def mcurve_unseen_encoder_runs(scale: str) -> list[Run]:
 
 
 _SUBSET = "m in {0, 50, 85, extreme}, 3 of 10 seeds"
-
-
-def fig_mcurve_encoder(profile: Profile):
-    return gather(mcurve_encoder_runs, profile, subset=_SUBSET)
-
-
-def fig_mcurve_sym(profile: Profile):
-    return gather(mcurve_sym_runs, profile, subset=_SUBSET + ", random frozen encoder")
-
-
-def fig_mcurve_cat(profile: Profile):
-    return gather(mcurve_cat_runs, profile, subset=_SUBSET + ", random frozen encoder")
-
-
-def fig_mcurve_unseen(profile: Profile):
-    return gather(mcurve_unseen_runs, profile, subset=_SUBSET + ", random frozen encoder, no PrediNet")
-
-
-def fig_mcurve_unseen_encoder(profile: Profile):
-    return gather(mcurve_unseen_encoder_runs, profile, subset=_SUBSET)
 
 
 CURVE_LABELS = {
@@ -1655,7 +1587,7 @@ def show_ablation_average(*cols) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Fig. C.4
-def separated_run(cfg: dict, ctx) -> dict:
+def separated_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on same/different with separated inputs (shape, colour, shape, colour; thesis App. C.6): the 100 shapes
     and 100 plain colour images are embedded once by the same random frozen encoder; shapes are split by ``m``, the
     colours are the same in training and test."""
@@ -1708,10 +1640,6 @@ def separated_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_separated(profile: Profile):
-    return gather(separated_runs, profile, subset="m in {0, 50, 85, 98}, 3 of 10 seeds, random frozen encoder")
-
-
 # --------------------------------------------------------------------------------------------- Figs. C.1, C.2
 VARIANT_M = {
     "identity_rules4_flipped": 94,
@@ -1761,10 +1689,6 @@ def variant_runs(scale: str) -> list[Run]:
         for model, it in s["iters"].items()
         for seed in s["seeds"]
     ]
-
-
-def fig_variants(profile: Profile):
-    return gather(variant_runs, profile, subset="3 of 10 seeds, random frozen encoder, no PrediNet")
 
 
 def variant_table(col) -> list[dict]:
@@ -1833,10 +1757,6 @@ def nhid_runs(scale: str) -> list[Run]:
         for task in s["tasks"]
         for seed in s["seeds"]
     ]
-
-
-def fig_nhid(profile: Profile):
-    return gather(nhid_runs, profile, subset="extreme m, 3 of 10 seeds, random frozen encoder")
 
 
 def nhid_table(nh, *refs) -> list[dict]:
@@ -1994,10 +1914,6 @@ def sensory_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_sensory(profile: Profile):
-    return gather(sensory_runs, profile, subset="3 of 10 seeds, random frozen encoder")
-
-
 def _game_acc(r) -> float:
     """Fig. C.12's score of a game run: the mean of hexominoes and stripes where the thesis reports both."""
     return (
@@ -2053,28 +1969,6 @@ def show_sensory(sens, un, gm) -> None:
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {
-    "ood": ood_runs,
-    "ablation": ablation_runs,
-    "comparison": comparison_runs,
-    "mcurve": mcurve_runs,
-    "unseen": unseen_runs,
-    "spurious": spurious_runs,
-    "encoder": encoder_runs,
-    "sizes": sizes_runs,
-    "mix": mix_runs,
-    "games": games_runs,
-    "baselines": baseline_runs,
-    "mcurve_encoder": mcurve_encoder_runs,
-    "mcurve_sym": mcurve_sym_runs,
-    "mcurve_unseen": mcurve_unseen_runs,
-    "mcurve_unseen_encoder": mcurve_unseen_encoder_runs,
-    "separated": separated_runs,
-    "sensory": sensory_runs,
-    "mcurve_cat": mcurve_cat_runs,
-    "variants": variant_runs,
-    "nhid": nhid_runs,
-}
 
 
 def gap_ood(col) -> str:
@@ -2084,209 +1978,344 @@ def gap_ood(col) -> str:
     return f"mean OOD accuracy CoRelNet {c:.1%} vs Transformer {t:.1%}; the thesis prints no numbers (bars only)"
 
 
-REPRODUCES = [
-    {
-        "source": "Fig. 5.1",
-        "what": "task illustrations",
-        "figure": None,
-        "data": "ESBN object images, generated trials",
-        "note": "one trial per basic task drawn from the generators (show_tasks), with the index sequences; no "
-        "training",
-    },
-    {
-        "source": "Fig. 5.2",
-        "what": "architecture diagram",
-        "figure": None,
-        "data": "ESBN object images",
-        "note": "drawn from an untrained CoRelNet's tensors on one trial: objects, Z after TCN, R, decoder "
+FIGURES = declare(
+    Figure(
+        "ood",
+        ood_runs,
+        items=[
+            Item(
+                source="Fig. 5.3",
+                what="OOD accuracy on the four basic tasks",
+                data="ESBN object images (offline glyphs if absent)",
+                note="CoRelNet and Transformer only (ESBN, CoRelNet-T in figure mcurve); PrediNet only on the games",
+                gap=gap_ood,
+            )
+        ],
+        subset="extreme m only, 3 of 10 seeds, random frozen encoder",
+        show=show_ood,
+    ),
+    Figure(
+        "ablation",
+        ablation_runs,
+        items=[
+            Item(
+                source="Fig. 5.4",
+                what="relational vs relational + sensory; symmetric vs asymmetric",
+                data="ESBN object images",
+                note="CoRelNet ablations; random vs learned encoder is figure 'encoder'; the "
+                "thesis's three-model averages recomputed from the curves' runs at the "
+                "extreme split (ablation_average; ESBN and the encoder panel in full)",
+            )
+        ],
+        subset="extreme m only, random frozen encoder",
+    ),
+    Figure(
+        "encoder",
+        encoder_runs,
+        items=[
+            Item(
+                source="Fig. 5.4 (right)",
+                what="random frozen vs learned conv encoder",
+                data="ESBN object images",
+                note="quick: same/different, CoRelNet, 100 steps; full: 4 tasks, CoRelNet, "
+                "CoRelNet-T, ESBN (owed: needs a GPU)",
+            )
+        ],
+        subset="extreme m only, 3 of 10 seeds",
+        table=encoder_table,
+    ),
+    Figure(
+        "games",
+        games_runs,
+        items=[
+            Item(
+                source="Table 5.1, Table C.2",
+                what="Relational Games OOD accuracy",
+                data="Relational Games re-created (pentominoes; hexominoes and stripes OOD), not DeepMind's files",
+                note="quick: row matching and colour/shape, CoRelNet, PrediNet and Transformer, 150 steps; full: 7 "
+                "games, CoRelNet, "
+                "CoRelNet-T, ESBN, PrediNet, Transformer, LSTM, RN, NTM, MNM (owed: needs a GPU); "
+                "rankings compare, values do not",
+                gap=gap_games,
+            )
+        ],
+        subset="re-created games, random frozen patch encoder, 3 of 10 seeds",
+        table=games_table,
+    ),
+    Figure(
+        "unseen",
+        unseen_runs,
+        items=[
+            Item(
+                source="Fig. 5.5 (left)",
+                what="unseen relations (RMTS3, same/diff6, identity rules 4 and 4 missing)",
+                data="ESBN object images",
+                note="quick: CoRelNet and an MLP at lr 2e-3; full: six models (no PrediNet) at the paper's 5000 steps, "
+                "5e-4; "
+                "the right panel (random vs learned encoder) is figure mcurve_unseen_encoder",
+            )
+        ],
+        subset="extreme m only, 3 of 10 seeds, random frozen encoder, no PrediNet",
+        show=show_unseen,
+        table=unseen_table,
+    ),
+    Figure(
+        "spurious",
+        spurious_runs,
+        items=[
+            Item(
+                source="Fig. 5.6",
+                what="spurious colour features: random vs learned encoder (+ L1)",
+                data="ESBN object images on 100 background colours",
+                note="quick: dist3, CoRelNet, random encoder vs a learned linear layer on it; full: 4 tasks, CoRelNet "
+                "and ESBN, "
+                "random / learned / learned + L1 conv encoder (owed: needs a GPU)",
+            ),
+            Item(
+                source="Fig. C.3",
+                what="spurious colour features per model (Fig. 5.6 per model)",
+                data="ESBN object images on 100 background colours",
+                note="a per-model view of figure spurious's runs (quick: CoRelNet only; full: CoRelNet and ESBN, owed: "
+                "needs a GPU)",
+            ),
+        ],
+        subset="extreme m only, 3 of 10 seeds, CoRelNet and ESBN",
+        show=show_spurious,
+        table=spurious_table,
+    ),
+    Figure(
+        "mcurve",
+        mcurve_runs,
+        items=[
+            Item(
+                source="Fig. C.6",
+                what="accuracy vs m: CoRelNet, CoRelNet-T, ESBN vs Transformer, LSTM, MLP",
+                data="ESBN object images",
+                note="random frozen encoder; PrediNet not on these tasks; RN and NTM at extreme m in figure baselines",
+            )
+        ],
+        subset="m in {0, 50, 85, extreme}, 3 of 10 seeds, random frozen encoder",
+        show=show_mcurve,
+    ),
+    Figure(
+        "baselines",
+        baseline_runs,
+        items=[
+            Item(
+                source="Fig. C.13",
+                what="appendix baselines (MNM, NTM, LSTM, RN) at extreme m",
+                data="ESBN object images",
+                note="quick: same/different, RN and NTM, 100 steps; full: the eight tasks (basic and "
+                "unseen relations), LSTM, RN, NTM, MNM (owed: needs a GPU)",
+                gap=gap_baselines,
+            )
+        ],
+        subset="extreme m, 3 of 10 seeds, random frozen encoder",
+        show=show_baselines,
+    ),
+    Figure(
+        "mcurve_encoder",
+        mcurve_encoder_runs,
+        items=[
+            Item(
+                source="Fig. C.8",
+                what="accuracy vs m behind a random frozen vs a learned encoder (Fig. 5.4 right)",
+                data="ESBN object images",
+                note="quick: same/different, CoRelNet, random encoder, m in {0, 98}; full: 4 tasks, CoRelNet, "
+                "CoRelNet-T, ESBN, "
+                "both encoders (owed: needs a GPU)",
+            )
+        ],
+        subset=_SUBSET,
+    ),
+    Figure(
+        "mcurve_sym",
+        mcurve_sym_runs,
+        items=[
+            Item(
+                source="Fig. C.9",
+                what="accuracy vs m, asymmetric vs symmetric similarity (Fig. 5.4 middle)",
+                data="ESBN object images",
+                note="asymmetric CoRelNet, CoRelNet-T and ESBN and the symmetric Transformer beside figure mcurve's "
+                "counterparts; quick: same/different, all but asymmetric ESBN; full adds 4 tasks and asymmetric ESBN "
+                "(owed: needs a GPU)",
+            )
+        ],
+        subset=_SUBSET + ", random frozen encoder",
+    ),
+    Figure(
+        "mcurve_unseen",
+        mcurve_unseen_runs,
+        items=[
+            Item(
+                source="Fig. C.10",
+                what="accuracy vs m on the unseen-relation tasks (Fig. 5.5 left)",
+                data="ESBN object images",
+                note="extreme m from figure unseen; quick: RMTS 3, CoRelNet and MLP at m = 0; full: 4 tasks, six "
+                "models, "
+                "m in {0, 50, 85} (owed: needs a GPU); no PrediNet",
+            )
+        ],
+        subset=_SUBSET + ", random frozen encoder, no PrediNet",
+    ),
+    Figure(
+        "mcurve_unseen_encoder",
+        mcurve_unseen_encoder_runs,
+        items=[
+            Item(
+                source="Fig. C.11, Fig. 5.5 (right)",
+                what="accuracy vs m on unseen relations, random vs learned encoder",
+                data="ESBN object images",
+                note="quick: RMTS 3, CoRelNet, random encoder, m in {0, 94}; full: 4 tasks, CoRelNet, CoRelNet-T, "
+                "ESBN, both "
+                "encoders (owed: needs a GPU)",
+            )
+        ],
+        subset=_SUBSET,
+    ),
+    Figure(
+        "separated",
+        separated_runs,
+        items=[
+            Item(
+                source="Fig. C.4",
+                what="same/different with separated inputs (shape, colour, shape, colour) vs m",
+                data="ESBN object images and 100 plain colours",
+                note="quick: CoRelNet and Transformer at m in {0, 98}, 60 steps; full: ESBN, Transformer, CoRelNet at "
+                "m in {0, 50, 85, 98} (owed: needs a GPU)",
+            )
+        ],
+        subset="m in {0, 50, 85, 98}, 3 of 10 seeds, random frozen encoder",
+    ),
+    Figure(
+        "sensory",
+        sensory_runs,
+        items=[
+            Item(
+                source="Fig. C.12",
+                what="relational only vs relational + sensory on unseen relations and Relational Games",
+                data="ESBN object images; Relational Games re-created",
+                note="cat variants of CoRelNet, CoRelNet-T and ESBN beside figures unseen's and games's runs; quick: "
+                "CoRelNet on "
+                "RMTS 3 and row matching; full: the three models, 3 tasks and 7 games (owed: needs a GPU)",
+            )
+        ],
+        subset="3 of 10 seeds, random frozen encoder",
+        show=show_sensory,
+        table=sensory_table,
+    ),
+    Figure(
+        "mcurve_cat",
+        mcurve_cat_runs,
+        items=[
+            Item(
+                source="Fig. C.7",
+                what="accuracy vs m, relational only vs relational + sensory (Fig. 5.4 left)",
+                data="ESBN object images",
+                note="cat variants beside figure mcurve's relational-only curves; quick: CoRelNet and CoRelNet-T, "
+                "same/different, "
+                "m in {0, 98}, 60 steps; full adds ESBN and 4 tasks (owed: needs a GPU)",
+            )
+        ],
+        subset=_SUBSET + ", random frozen encoder",
+    ),
+    Figure(
+        "variants",
+        variant_runs,
+        items=[
+            Item(
+                source="Figs. C.1, C.2",
+                what="identity rules 4 flipped (+ missing), distribution-of-10 (+ restricted)",
+                data="ESBN object images",
+                note="quick: CoRelNet on identity rules 4 flipped and restricted distribution-of-10; full: the four "
+                "tasks, the six "
+                "models of figure unseen (owed: needs a GPU)",
+            )
+        ],
+        subset="3 of 10 seeds, random frozen encoder, no PrediNet",
+        show=show_variants,
+    ),
+    Figure(
+        "nhid",
+        nhid_runs,
+        items=[
+            Item(
+                source="Fig. C.5, Table C.3",
+                what="CoRelNet-nhid (decoder widened to ESBN's parameter count) at extreme m",
+                data="ESBN object images",
+                note="widths give Table C.3's CoRelNet-nhid counts on 6 of 7 tasks (unit test, chapter table); quick: "
+                "identity "
+                "rules 4, 100 steps; full: the eight tasks (owed: needs a GPU)",
+            )
+        ],
+        subset="extreme m, 3 of 10 seeds, random frozen encoder",
+        show=show_nhid,
+        table=nhid_table,
+    ),
+    Figure(
+        "comparison",
+        comparison_runs,
+        items=[
+            Item(
+                source="Figs. 7.1-7.3",
+                what="comparison tasks: symmetric similarity fails, differences succeed",
+                data="ESBN object images, hidden order",
+                note="a hidden-order variant",
+            )
+        ],
+        show=show_comparison,
+    ),
+    Figure(
+        "sizes",
+        sizes_runs,
+        items=[
+            Item(
+                source="Figs. 7.1, 7.2",
+                what="comparison and transitive comparison of sizes",
+                data="ESBN object images at 3 sizes",
+                note="CoRelNet, asymmetric CoRelNet, CoRelNet diff (+ ESBN and "
+                "asymmetric ESBN in full, owed: needs a GPU); CoRelNet_mix not run here",
+            )
+        ],
+        subset="3 of 10 seeds, m = 95 held-out shapes (the thesis does not give m), no CoRelNet-mix",
+        show=show_sizes,
+    ),
+    Figure(
+        "mix",
+        mix_runs,
+        items=[
+            Item(
+                source="Fig. 7.3",
+                what="the four basic tasks with CoRelNet_mix (competition of rules)",
+                data="ESBN object images",
+                note="quick: CoRelNet diff and CoRelNet_mix, 300 steps (CoRelNet and asymmetric "
+                "CoRelNet from figures ood, ablation); full adds ESBN and asymmetric ESBN "
+                "(owed: needs a GPU)",
+            )
+        ],
+        subset="extreme m only, 3 of 10 seeds, random frozen encoder",
+        show=show_mix,
+    ),
+)
+# the paper's figures and tables that no figure here reproduces (illustrations, say)
+NOT_RUN = [
+    Item(
+        source="Fig. 5.1",
+        what="task illustrations",
+        data="ESBN object images, generated trials",
+        note="one trial per basic task drawn from the generators (show_tasks), with the index sequences; no training",
+    ),
+    Item(
+        source="Fig. 5.2",
+        what="architecture diagram",
+        data="ESBN object images",
+        note="drawn from an untrained CoRelNet's tensors on one trial: objects, Z after TCN, R, decoder "
         "(show_bottleneck)",
-    },
-    {
-        "source": "Fig. 5.3",
-        "what": "OOD accuracy on the four basic tasks",
-        "figure": "ood",
-        "data": "ESBN object images (offline glyphs if absent)",
-        "note": "CoRelNet and Transformer only (ESBN, CoRelNet-T in figure mcurve); PrediNet only on the games",
-        "gap": gap_ood,
-    },
-    {
-        "source": "Fig. 5.4",
-        "what": "relational vs relational + sensory; symmetric vs asymmetric",
-        "figure": "ablation",
-        "data": "ESBN object images",
-        "note": "CoRelNet ablations; random vs learned encoder is figure 'encoder'; the "
-        "thesis's three-model averages recomputed from the curves' runs at the "
-        "extreme split (ablation_average; ESBN and the encoder panel in full)",
-    },
-    {
-        "source": "Fig. 5.4 (right)",
-        "what": "random frozen vs learned conv encoder",
-        "figure": "encoder",
-        "data": "ESBN object images",
-        "note": "quick: same/different, CoRelNet, 100 steps; full: 4 tasks, CoRelNet, "
-        "CoRelNet-T, ESBN (owed: needs a GPU)",
-    },
-    {
-        "source": "Table 5.1, Table C.2",
-        "what": "Relational Games OOD accuracy",
-        "figure": "games",
-        "data": "Relational Games re-created (pentominoes; hexominoes and stripes OOD), not DeepMind's files",
-        "note": "quick: row matching and colour/shape, CoRelNet, PrediNet and Transformer, 150 steps; full: 7 "
-        "games, CoRelNet, "
-        "CoRelNet-T, ESBN, PrediNet, Transformer, LSTM, RN, NTM, MNM (owed: needs a GPU); "
-        "rankings compare, values do not",
-        "gap": gap_games,
-    },
-    {
-        "source": "Fig. 5.5 (left)",
-        "what": "unseen relations (RMTS3, same/diff6, identity rules 4 and 4 missing)",
-        "figure": "unseen",
-        "data": "ESBN object images",
-        "note": "quick: CoRelNet and an MLP at lr 2e-3; full: six models (no PrediNet) at the paper's 5000 steps, "
-        "5e-4; "
-        "the right panel (random vs learned encoder) is figure mcurve_unseen_encoder",
-    },
-    {
-        "source": "Fig. 5.6",
-        "what": "spurious colour features: random vs learned encoder (+ L1)",
-        "figure": "spurious",
-        "data": "ESBN object images on 100 background colours",
-        "note": "quick: dist3, CoRelNet, random encoder vs a learned linear layer on it; full: 4 tasks, CoRelNet "
-        "and ESBN, "
-        "random / learned / learned + L1 conv encoder (owed: needs a GPU)",
-    },
-    {
-        "source": "Fig. C.6",
-        "what": "accuracy vs m: CoRelNet, CoRelNet-T, ESBN vs Transformer, LSTM, MLP",
-        "figure": "mcurve",
-        "data": "ESBN object images",
-        "note": "random frozen encoder; PrediNet not on these tasks; RN and NTM at extreme m in figure baselines",
-    },
-    {
-        "source": "Fig. C.13",
-        "what": "appendix baselines (MNM, NTM, LSTM, RN) at extreme m",
-        "figure": "baselines",
-        "data": "ESBN object images",
-        "note": "quick: same/different, RN and NTM, 100 steps; full: the eight tasks (basic and "
-        "unseen relations), LSTM, RN, NTM, MNM (owed: needs a GPU)",
-        "gap": gap_baselines,
-    },
-    {
-        "source": "Fig. C.8",
-        "what": "accuracy vs m behind a random frozen vs a learned encoder (Fig. 5.4 right)",
-        "figure": "mcurve_encoder",
-        "data": "ESBN object images",
-        "note": "quick: same/different, CoRelNet, random encoder, m in {0, 98}; full: 4 tasks, CoRelNet, "
-        "CoRelNet-T, ESBN, "
-        "both encoders (owed: needs a GPU)",
-    },
-    {
-        "source": "Fig. C.9",
-        "what": "accuracy vs m, asymmetric vs symmetric similarity (Fig. 5.4 middle)",
-        "figure": "mcurve_sym",
-        "data": "ESBN object images",
-        "note": "asymmetric CoRelNet, CoRelNet-T and ESBN and the symmetric Transformer beside figure mcurve's "
-        "counterparts; quick: same/different, all but asymmetric ESBN; full adds 4 tasks and asymmetric ESBN "
-        "(owed: needs a GPU)",
-    },
-    {
-        "source": "Fig. C.10",
-        "what": "accuracy vs m on the unseen-relation tasks (Fig. 5.5 left)",
-        "figure": "mcurve_unseen",
-        "data": "ESBN object images",
-        "note": "extreme m from figure unseen; quick: RMTS 3, CoRelNet and MLP at m = 0; full: 4 tasks, six models, "
-        "m in {0, 50, 85} (owed: needs a GPU); no PrediNet",
-    },
-    {
-        "source": "Fig. C.11, Fig. 5.5 (right)",
-        "what": "accuracy vs m on unseen relations, random vs learned encoder",
-        "figure": "mcurve_unseen_encoder",
-        "data": "ESBN object images",
-        "note": "quick: RMTS 3, CoRelNet, random encoder, m in {0, 94}; full: 4 tasks, CoRelNet, CoRelNet-T, "
-        "ESBN, both "
-        "encoders (owed: needs a GPU)",
-    },
-    {
-        "source": "Fig. C.4",
-        "what": "same/different with separated inputs (shape, colour, shape, colour) vs m",
-        "figure": "separated",
-        "data": "ESBN object images and 100 plain colours",
-        "note": "quick: CoRelNet and Transformer at m in {0, 98}, 60 steps; full: ESBN, Transformer, CoRelNet at "
-        "m in {0, 50, 85, 98} (owed: needs a GPU)",
-    },
-    {
-        "source": "Fig. C.3",
-        "what": "spurious colour features per model (Fig. 5.6 per model)",
-        "figure": "spurious",
-        "data": "ESBN object images on 100 background colours",
-        "note": "a per-model view of figure spurious's runs (quick: CoRelNet only; full: CoRelNet and ESBN, owed: "
-        "needs a GPU)",
-    },
-    {
-        "source": "Fig. C.12",
-        "what": "relational only vs relational + sensory on unseen relations and Relational Games",
-        "figure": "sensory",
-        "data": "ESBN object images; Relational Games re-created",
-        "note": "cat variants of CoRelNet, CoRelNet-T and ESBN beside figures unseen's and games's runs; quick: "
-        "CoRelNet on "
-        "RMTS 3 and row matching; full: the three models, 3 tasks and 7 games (owed: needs a GPU)",
-    },
-    {
-        "source": "Fig. C.7",
-        "what": "accuracy vs m, relational only vs relational + sensory (Fig. 5.4 left)",
-        "figure": "mcurve_cat",
-        "data": "ESBN object images",
-        "note": "cat variants beside figure mcurve's relational-only curves; quick: CoRelNet and CoRelNet-T, "
-        "same/different, "
-        "m in {0, 98}, 60 steps; full adds ESBN and 4 tasks (owed: needs a GPU)",
-    },
-    {
-        "source": "Figs. C.1, C.2",
-        "what": "identity rules 4 flipped (+ missing), distribution-of-10 (+ restricted)",
-        "figure": "variants",
-        "data": "ESBN object images",
-        "note": "quick: CoRelNet on identity rules 4 flipped and restricted distribution-of-10; full: the four "
-        "tasks, the six "
-        "models of figure unseen (owed: needs a GPU)",
-    },
-    {
-        "source": "Fig. C.5, Table C.3",
-        "what": "CoRelNet-nhid (decoder widened to ESBN's parameter count) at extreme m",
-        "figure": "nhid",
-        "data": "ESBN object images",
-        "note": "widths give Table C.3's CoRelNet-nhid counts on 6 of 7 tasks (unit test, chapter table); quick: "
-        "identity "
-        "rules 4, 100 steps; full: the eight tasks (owed: needs a GPU)",
-    },
-    {
-        "source": "Table C.3",
-        "what": "parameter counts",
-        "figure": None,
-        "data": "none",
-        "note": "CoRelNet rows reproduced exactly (unit test and chapter table)",
-    },
-    {
-        "source": "Figs. 7.1-7.3",
-        "what": "comparison tasks: symmetric similarity fails, differences succeed",
-        "figure": "comparison",
-        "data": "ESBN object images, hidden order",
-        "note": "a hidden-order variant",
-    },
-    {
-        "source": "Figs. 7.1, 7.2",
-        "what": "comparison and transitive comparison of sizes",
-        "figure": "sizes",
-        "data": "ESBN object images at 3 sizes",
-        "note": "CoRelNet, asymmetric CoRelNet, CoRelNet diff (+ ESBN and "
-        "asymmetric ESBN in full, owed: needs a GPU); CoRelNet_mix not run here",
-    },
-    {
-        "source": "Fig. 7.3",
-        "what": "the four basic tasks with CoRelNet_mix (competition of rules)",
-        "figure": "mix",
-        "data": "ESBN object images",
-        "note": "quick: CoRelNet diff and CoRelNet_mix, 300 steps (CoRelNet and asymmetric "
-        "CoRelNet from figures ood, ablation); full adds ESBN and asymmetric ESBN "
-        "(owed: needs a GPU)",
-    },
+    ),
+    Item(
+        source="Table C.3",
+        what="parameter counts",
+        data="none",
+        note="CoRelNet rows reproduced exactly (unit test and chapter table)",
+    ),
 ]

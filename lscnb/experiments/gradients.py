@@ -11,10 +11,10 @@ import numpy as np
 import torch
 
 from .. import jacobian, plot
-from ..config import Profile
 from ..data import ADDING_BASELINE, adding_problem
+from ..figures import Figure, Item, declare
 from ..models import LSTMCell, RNNCell, SequenceModel, Stack
-from ..sweep import Run, gather
+from ..sweep import Run, RunContext
 from ..theory import vanilla
 from ..train import fit
 
@@ -72,7 +72,7 @@ def _cell(width: int, activation: str, gain: float, seed: int, dtype=torch.float
 
 
 # --------------------------------------------------------------------------------------------- spectra
-def spectra_run(cfg: dict, ctx) -> dict:
+def spectra_run(cfg: dict, ctx: RunContext) -> dict:
     """Eigenvalues of W and of one transition derivative, radii and norms of sampled J_t, Lyapunov spectrum.
 
     Jacobians and the QR product run on ``ctx.device``; eigenvalues on the CPU (CUDA's ``eig`` is a slow hybrid
@@ -119,10 +119,6 @@ def spectra_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_spectra(profile: Profile):
-    return gather(spectra_runs, profile)
-
-
 def show_spectra(col) -> None:
     fig, ax = plot.figure(3, 1, width=10.5, height=3.4)
     for g, color in zip((0.8, 1.0, 1.5), ("C0", "C1", "C2")):
@@ -165,7 +161,7 @@ def spectra_table(col) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------- rates
-def rate_run(cfg: dict, ctx) -> dict:
+def rate_run(cfg: dict, ctx: RunContext) -> dict:
     """Gradient norm profiles ``||dL/dh_t||`` of one (activation, gain) over seeds, and their fitted rates."""
     n, T, B = cfg["width"], cfg["length"], cfg["batch"]
     device = torch.device(ctx.device)
@@ -212,10 +208,6 @@ def rate_runs(scale: str) -> list[Run]:
         for act in ACTIVATIONS
         for g in s["gains"]
     ]
-
-
-def fig_rates(profile: Profile):
-    return gather(rate_runs, profile)
 
 
 def rate_errors(col) -> dict:
@@ -272,7 +264,7 @@ def show_rates(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- grid
-def grid_run(cfg: dict, ctx) -> dict:
+def grid_run(cfg: dict, ctx: RunContext) -> dict:
     """``||dL/dh[t,l]||`` over the time-depth grid of a stacked tanh RNN, loss at the top layer's last step."""
     n, L, T = cfg["width"], cfg["depth"], cfg["length"]
     torch.manual_seed(ctx.seed)
@@ -302,10 +294,6 @@ def grid_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_grid(profile: Profile):
-    return gather(grid_runs, profile)
-
-
 def show_grid(col) -> None:
     fig, ax = plot.figure(3, 1, width=10.5, height=3.0)
     for a, r in zip(ax[0], col):
@@ -323,7 +311,7 @@ def show_grid(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- training
-def train_run(cfg: dict, ctx) -> dict:
+def train_run(cfg: dict, ctx: RunContext) -> dict:
     """Train a one-layer model on the adding problem; record the loss curve (divergence is recorded, not raised)."""
     device = torch.device(ctx.device)
     torch.manual_seed(ctx.seed)
@@ -390,10 +378,6 @@ def train_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_training(profile: Profile):
-    return gather(train_runs, profile)
-
-
 def final_mse(col) -> dict:
     """Final held-out MSE per model, averaged over seeds (inf for a diverged run)."""
     out = {}
@@ -448,9 +432,6 @@ def profile_figure(gain: float = 1.0, activation: str = "tanh", length: int = 20
     return fig
 
 
-FIGURES = {"spectra": spectra_runs, "rates": rate_runs, "grid": grid_runs, "training": train_runs}
-
-
 def gap_rates(col) -> str:
     err = rate_errors(col)
     return (
@@ -459,42 +440,66 @@ def gap_rates(col) -> str:
     )
 
 
-REPRODUCES = [
-    {
-        "source": "Pascanu et al. 2013, Sec. 2",
-        "what": "linear RNN: the gradient changes by ρ(W) per step",
-        "figure": "rates",
-        "data": "generated Gaussian inputs",
-        "note": "",
-        "gap": gap_rates,
-    },
-    {
-        "source": "Poole et al. 2016; Chen et al. 2018",
-        "what": "mean-field rate √χ of tanh/ReLU RNNs",
-        "figure": "rates",
-        "data": "generated Gaussian inputs",
-        "note": "",
-        "gap": gap_rates,
-    },
-    {
-        "source": "Lyapunov spectrum of the Jacobian product",
-        "what": "QR-stable log singular values of J_T…J_1",
-        "figure": "spectra",
-        "data": "generated Gaussian inputs",
-        "note": "",
-    },
-    {
-        "source": "Herranz-Celotti & Rouat 2023, Fig. 1a",
-        "what": "gradient norms over the time-depth grid",
-        "figure": "grid",
-        "data": "generated Gaussian inputs",
-        "note": "",
-    },
-    {
-        "source": "Hochreiter & Schmidhuber 1997 (adding problem)",
-        "what": "vanilla RNN vs LSTM on the adding problem",
-        "figure": "training",
-        "data": "adding problem, generated",
-        "note": "",
-    },
-]
+FIGURES = declare(
+    Figure(
+        "rates",
+        rate_runs,
+        items=[
+            Item(
+                source="Pascanu et al. 2013, Sec. 2",
+                what="linear RNN: the gradient changes by ρ(W) per step",
+                data="generated Gaussian inputs",
+                note="",
+                gap=gap_rates,
+            ),
+            Item(
+                source="Poole et al. 2016; Chen et al. 2018",
+                what="mean-field rate √χ of tanh/ReLU RNNs",
+                data="generated Gaussian inputs",
+                note="",
+                gap=gap_rates,
+            ),
+        ],
+        show=show_rates,
+    ),
+    Figure(
+        "spectra",
+        spectra_runs,
+        items=[
+            Item(
+                source="Lyapunov spectrum of the Jacobian product",
+                what="QR-stable log singular values of J_T…J_1",
+                data="generated Gaussian inputs",
+                note="",
+            )
+        ],
+        show=show_spectra,
+        table=spectra_table,
+    ),
+    Figure(
+        "grid",
+        grid_runs,
+        items=[
+            Item(
+                source="Herranz-Celotti & Rouat 2023, Fig. 1a",
+                what="gradient norms over the time-depth grid",
+                data="generated Gaussian inputs",
+                note="",
+            )
+        ],
+        show=show_grid,
+    ),
+    Figure(
+        "training",
+        train_runs,
+        items=[
+            Item(
+                source="Hochreiter & Schmidhuber 1997 (adding problem)",
+                what="vanilla RNN vs LSTM on the adding problem",
+                data="adding problem, generated",
+                note="",
+            )
+        ],
+        show=show_training,
+    ),
+)

@@ -21,11 +21,12 @@ import torch
 
 from .. import plot
 from ..config import Profile
+from ..figures import Figure, Item, declare
 from ..models import GRUCell, Stack
 from ..models.drnn import DRNN
 from ..models.ffn import DeepFFN
 from ..pretrain import final_radii, pretrain_ffn, pretrain_stack
-from ..sweep import Run, gather
+from ..sweep import Run, RunContext, gather
 from ..theory import lsc as theory
 
 CHAPTER = "lsc"
@@ -141,7 +142,7 @@ SIZES = {
 
 
 # --------------------------------------------------------------------------------------------- Lemma 1
-def lemma1_run(cfg: dict, ctx) -> dict:
+def lemma1_run(cfg: dict, ctx: RunContext) -> dict:
     """Spectral radius and sorted eigenvalue moduli of real N(0, 1) matrices, ``samples`` per size."""
     n, S = cfg["n"], cfg["samples"]
     gen = torch.Generator().manual_seed(ctx.seed)
@@ -155,10 +156,6 @@ def lemma1_runs(scale: str) -> list[Run]:
         Run(CHAPTER, "lemma1", f"n{n}", lemma1_run, dict(n=n, samples=s["lemma_samples"], seed=n))
         for n in s["lemma_sizes"]
     ]
-
-
-def fig_lemma1(profile: Profile):
-    return gather(lemma1_runs, profile)
 
 
 def lemma1_table(col) -> list[dict]:
@@ -182,7 +179,7 @@ def lemma1_table(col) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------- Corollary 1
-def corollary_run(cfg: dict, ctx) -> dict:
+def corollary_run(cfg: dict, ctx: RunContext) -> dict:
     """Radii of ``diag(phi'(z_l)) W_l`` for layers 2..L of a deep FFN on Gaussian inputs, over seeds."""
     radii = []
     for seed in range(ctx.seed, ctx.seed + cfg["seeds"]):
@@ -220,10 +217,6 @@ def corollary_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_corollary(profile: Profile):
-    return gather(corollary_runs, profile)
-
-
 def corollary_table(col) -> list[dict]:
     return [
         {
@@ -249,7 +242,7 @@ def input_gradient(stack, readout, x) -> np.ndarray:
     return grad.norm(dim=-1).mean(0).numpy()
 
 
-def deep_gru_run(cfg: dict, ctx) -> dict:
+def deep_gru_run(cfg: dict, ctx: RunContext) -> dict:
     """Pre-train a deep GRU to ``target`` on synthetic spike trains, then measure g(t') (Fig. 1c, bottom)."""
     torch.manual_seed(ctx.seed)
     D, n, L, T = 64, cfg["width"], cfg["depth"], cfg["length"]
@@ -301,10 +294,6 @@ def deep_gru_runs(scale: str) -> list[Run]:
         for target in (1.0, 0.5)
         for seed in s["gru_seeds"]
     ]
-
-
-def fig_deep_gru(profile: Profile):
-    return gather(deep_gru_runs, profile, subset="synthetic spike trains instead of SHD (not available offline)")
 
 
 def gru_claims(col) -> dict:
@@ -377,7 +366,7 @@ def activation_gradient_ratio(net, x, y) -> float:
     return float(hs[0].grad.norm() / hs[-2].grad.norm())
 
 
-def ffn_run(cfg: dict, ctx) -> dict:
+def ffn_run(cfg: dict, ctx: RunContext) -> dict:
     """A 30-layer FFN on the digits: initialise (Glorot, He, or Glorot then LSC pre-training to 1), record the
     activation-gradient ratio, then train a copy with Adam at every learning rate of ``lrs``; test accuracy
     per learning rate and epoch."""
@@ -454,12 +443,6 @@ def ffn_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_ffn(profile: Profile):
-    return gather(
-        ffn_runs, profile, subset="scikit-learn digits instead of MNIST/CIFAR; fewer learning rates and seeds"
-    )
-
-
 def ffn_summary(col) -> dict:
     """``{(activation, init): {"acc": mean final accuracy over lrs and seeds, "ratio": gradient ratio}}``."""
     out = {}
@@ -530,7 +513,7 @@ def _spike_task(task: str, seed: int, limit: int | None = None):
     return xtr, ytr, xte, yte, partial(latency_encode, repeat=2)
 
 
-def drnn_run(cfg: dict, ctx) -> dict:
+def drnn_run(cfg: dict, ctx: RunContext) -> dict:
     """One cell of Fig. 3: build a d-RNN (paper initialisation), pre-train it to ``target`` (or not), then train
     it with Adam on a spike task, cross-entropy at every step; test mode accuracy."""
     from ..data.spikes import mode_accuracy
@@ -645,15 +628,6 @@ def drnn_runs(scale: str) -> list[Run]:
                             )
                         )
     return runs
-
-
-def fig_drnn(profile: Profile):
-    return gather(
-        drnn_runs,
-        profile,
-        subset="sl-MNIST and a synthetic stand-in for SHD (PTB not run); 2 seeds; "
-        "Adam for a fixed number of steps instead of AdaBelief + Lookahead with early stopping",
-    )
 
 
 def drnn_table(col) -> list[dict]:
@@ -797,10 +771,6 @@ def lr_grid_runs(scale: str) -> list[Run]:
     return runs
 
 
-def fig_lr_grid(profile: Profile):
-    return gather(lr_grid_runs, profile, subset=LR_SUBSET)
-
-
 def lr_grid_table(col) -> list[dict]:
     """Per (task, cell, learning rate): seed-mean final training and test perplexity (exp of the cross-entropy)."""
     rows = []
@@ -901,7 +871,7 @@ def lru_targets(target, length: int, depth: int):
     return {"time": length / (length + depth), "depth": depth / (length + depth)} if target == "bar" else target
 
 
-def lru_run(cfg: dict, ctx) -> dict:
+def lru_run(cfg: dict, ctx: RunContext) -> dict:
     """One initialisation of Fig. 4 / Table I: an LRU stack language model on PTB (default init, or pre-trained to
     ``target``), then trained from that same start with and without gradient clipping (``clips``); validation
     perplexity every ``eval_every`` steps, test perplexity at the end."""
@@ -1077,11 +1047,7 @@ LRU_SUBSET = (
 )
 
 
-def fig_lru(profile: Profile):
-    return gather(lru_runs, profile, subset=LRU_SUBSET)
-
-
-def fig_lru_table(profile: Profile, quick=None):
+def collect_lru_table(profile: Profile, quick=None):
     """Table I: the committed full runs of its configuration when present, else ``quick`` (Fig. 4's quick runs,
     which the spec shares with the table) or the quick sweep."""
     from ..results import store_for
@@ -1219,7 +1185,7 @@ def decaying_covariance(a: np.ndarray) -> dict:
     return {"t0": t0, "cov": cov, "corr": np.array(corr), "pvalue": np.array(pval), "mean": a.mean(0)}
 
 
-def covariance_run(cfg: dict, ctx) -> dict:
+def covariance_run(cfg: dict, ctx: RunContext) -> dict:
     """Figs S2 (default initialisation) and S3 (pre-trained to ``E a_k = 1`` with the 2-norm): ``a_k(t)`` =
     ``||d h[t,l] / d h[t-1,l]||_2`` per sample, step and layer of a 2-layer d-RNN on a batch of task inputs, and
     the statistics of :func:`decaying_covariance` per layer."""
@@ -1284,10 +1250,6 @@ def covariance_runs(scale: str) -> list[Run]:
         for pre in (False, True)
         for seed in s["cov_seeds"]
     ]
-
-
-def fig_covariance(profile: Profile):
-    return gather(covariance_runs, profile, subset="sl-MNIST and the synthetic SHD stand-in; PTB not run")
 
 
 def covariance_summary(col) -> list[dict]:
@@ -1365,17 +1327,6 @@ def explore_figure(L: int = 10, T: int = 100, rho: float = 1.0):
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {
-    "lemma1": lemma1_runs,
-    "corollary": corollary_runs,
-    "deep_gru": deep_gru_runs,
-    "ffn": ffn_runs,
-    "drnn": drnn_runs,
-    "lru": lru_runs,
-    "lru_table": lru_table_runs,
-    "covariance": covariance_runs,
-    "lr_grid": lr_grid_runs,
-}
 
 
 def gap_lemma1(col) -> str:
@@ -1387,97 +1338,159 @@ def gap_lemma1(col) -> str:
     )
 
 
-REPRODUCES = [
-    {
-        "source": "Fig. 1a",
-        "what": "the time-depth grid of transition derivatives",
-        "figure": None,
-        "data": "none",
-        "note": "a schematic; the chapter draws its path counts (Fig. 1b)",
-    },
-    {
-        "source": "Fig. 1b",
-        "what": "path counts: polynomial vs exponential growth",
-        "figure": None,
-        "data": "closed form",
-        "note": "computed exactly in the chapter text (no sweep)",
-    },
-    {
-        "source": "Fig. 1c (top)",
-        "what": "PascalRNN gradient, rho = 1 vs 1/2",
-        "figure": None,
-        "data": "closed form",
-        "note": "closed form, checked against a recursion in the tests",
-    },
-    {
-        "source": "Fig. 1c (bottom)",
-        "what": "LSC-pre-trained deep GRU: rho = 1 explodes additively, 1/2 does not",
-        "figure": "deep_gru",
-        "data": "synthetic spike trains (SHD not offline)",
-        "note": "width 32 quick, 117 full",
-    },
-    {
-        "source": "Lemma 1",
-        "what": "expected eigenvalue modulus of Gaussian matrices",
-        "figure": "lemma1",
-        "data": "generated",
-        "note": "the 'vanishing variance' claim is wrong (Var → 1/2)",
-        "gap": gap_lemma1,
-    },
-    {
-        "source": "Corollary 1",
-        "what": "Glorot/He/orthogonal satisfy the LSC with rho = 1",
-        "figure": "corollary",
-        "data": "generated Gaussian inputs",
-        "note": "",
-    },
-    {
-        "source": "Fig. 2",
-        "what": "30-layer FFNs: accuracy vs learning rate for Glorot, He, LSC",
-        "figure": "ffn",
-        "data": "proxy: scikit-learn digits (MNIST/CIFAR not run yet)",
-        "note": "fewer learning rates and seeds",
-    },
-    {
-        "source": "Fig. 3",
-        "what": "6 d-RNNs x 3 tasks x depth 2/5: none vs rho 1 vs rho 1/2",
-        "figure": "drnn",
-        "data": "sl-MNIST and an SHD stand-in (full, owed); sl-digits (quick)",
-        "note": "declared subset: no PTB, 2 seeds, Adam with fixed steps; the paper gives only win rates",
-    },
-    {
-        "source": "Tab. S1",
-        "what": "parameter counts of the depth-2 d-RNNs",
-        "figure": None,
-        "data": "none",
-        "note": "reproduced exactly in the tests (ALIF on sl-MNIST/SHD: the paper's counts have 2 unexplained extra)",
-    },
-    {
-        "source": "Fig. 4",
-        "what": "LRU on PTB: default vs rho 1 / 1/2 / rho-bar 1/2, with and without clipping",
-        "figure": "lru",
-        "data": "Penn Treebank, word level (full, owed); a character-level slice (quick)",
-        "note": "Adam at a constant rate instead of AdaBelief + Lookahead + SWA; untied readout",
-    },
-    {
-        "source": "Table I",
-        "what": "LRU on PTB after the authors' hyper-parameter search",
-        "figure": "lru_table",
-        "data": "Penn Treebank, word level (full, owed); quick shares Fig. 4's runs",
-        "note": "no cosine decay, MLM corruption or early stopping; the paper's numbers are shown beside ours",
-    },
-    {
-        "source": "Fig. S1",
-        "what": "learning-rate grid search for LSTM and ALIF",
-        "figure": "lr_grid",
-        "data": "sl-MNIST and an SHD stand-in (full, owed); sl-digits, 3 rates, 50 steps (quick)",
-        "note": "PTB not run; 1 seed; Adam with fixed steps; Tab. S1's optima shown beside ours",
-    },
-    {
-        "source": "Figs. S2-S3",
-        "what": "decaying covariance of a_k, default init and after LSC pre-training",
-        "figure": "covariance",
-        "data": "sl-digits at 1 ms (quick); sl-MNIST and an SHD stand-in (full, on a CPU)",
-        "note": "LSTM only in quick; PTB not run; ALIF pre-training does not converge (one run diverges)",
-    },
+FIGURES = declare(
+    Figure(
+        "deep_gru",
+        deep_gru_runs,
+        items=[
+            Item(
+                source="Fig. 1c (bottom)",
+                what="LSC-pre-trained deep GRU: rho = 1 explodes additively, 1/2 does not",
+                data="synthetic spike trains (SHD not offline)",
+                note="width 32 quick, 117 full",
+            )
+        ],
+        subset="synthetic spike trains instead of SHD (not available offline)",
+    ),
+    Figure(
+        "lemma1",
+        lemma1_runs,
+        items=[
+            Item(
+                source="Lemma 1",
+                what="expected eigenvalue modulus of Gaussian matrices",
+                data="generated",
+                note="the 'vanishing variance' claim is wrong (Var → 1/2)",
+                gap=gap_lemma1,
+            )
+        ],
+        table=lemma1_table,
+    ),
+    Figure(
+        "corollary",
+        corollary_runs,
+        items=[
+            Item(
+                source="Corollary 1",
+                what="Glorot/He/orthogonal satisfy the LSC with rho = 1",
+                data="generated Gaussian inputs",
+                note="",
+            )
+        ],
+        table=corollary_table,
+    ),
+    Figure(
+        "ffn",
+        ffn_runs,
+        items=[
+            Item(
+                source="Fig. 2",
+                what="30-layer FFNs: accuracy vs learning rate for Glorot, He, LSC",
+                data="proxy: scikit-learn digits (MNIST/CIFAR not run yet)",
+                note="fewer learning rates and seeds",
+            )
+        ],
+        subset="scikit-learn digits instead of MNIST/CIFAR; fewer learning rates and seeds",
+        show=show_ffn,
+    ),
+    Figure(
+        "drnn",
+        drnn_runs,
+        items=[
+            Item(
+                source="Fig. 3",
+                what="6 d-RNNs x 3 tasks x depth 2/5: none vs rho 1 vs rho 1/2",
+                data="sl-MNIST and an SHD stand-in (full, owed); sl-digits (quick)",
+                note="declared subset: no PTB, 2 seeds, Adam with fixed steps; the paper gives only win rates",
+            )
+        ],
+        subset="sl-MNIST and a synthetic stand-in for SHD (PTB not run); 2 seeds; "
+        "Adam for a fixed number of steps instead of AdaBelief + Lookahead with early stopping",
+        show=show_drnn,
+        table=drnn_table,
+    ),
+    Figure(
+        "lru",
+        lru_runs,
+        items=[
+            Item(
+                source="Fig. 4",
+                what="LRU on PTB: default vs rho 1 / 1/2 / rho-bar 1/2, with and without clipping",
+                data="Penn Treebank, word level (full, owed); a character-level slice (quick)",
+                note="Adam at a constant rate instead of AdaBelief + Lookahead + SWA; untied readout",
+            )
+        ],
+        subset=LRU_SUBSET,
+        show=show_lru,
+        table=lru_table,
+    ),
+    Figure(
+        "lru_table",
+        lru_table_runs,
+        items=[
+            Item(
+                source="Table I",
+                what="LRU on PTB after the authors' hyper-parameter search",
+                data="Penn Treebank, word level (full, owed); quick shares Fig. 4's runs",
+                note="no cosine decay, MLM corruption or early stopping; the paper's numbers are shown beside ours",
+            )
+        ],
+        collector=collect_lru_table,
+    ),
+    Figure(
+        "lr_grid",
+        lr_grid_runs,
+        items=[
+            Item(
+                source="Fig. S1",
+                what="learning-rate grid search for LSTM and ALIF",
+                data="sl-MNIST and an SHD stand-in (full, owed); sl-digits, 3 rates, 50 steps (quick)",
+                note="PTB not run; 1 seed; Adam with fixed steps; Tab. S1's optima shown beside ours",
+            )
+        ],
+        subset=LR_SUBSET,
+        show=show_lr_grid,
+        table=lr_grid_table,
+    ),
+    Figure(
+        "covariance",
+        covariance_runs,
+        items=[
+            Item(
+                source="Figs. S2-S3",
+                what="decaying covariance of a_k, default init and after LSC pre-training",
+                data="sl-digits at 1 ms (quick); sl-MNIST and an SHD stand-in (full, on a CPU)",
+                note="LSTM only in quick; PTB not run; ALIF pre-training does not converge (one run diverges)",
+            )
+        ],
+        subset="sl-MNIST and the synthetic SHD stand-in; PTB not run",
+        show=show_covariance,
+    ),
+)
+# the paper's figures and tables that no figure here reproduces (illustrations, say)
+NOT_RUN = [
+    Item(
+        source="Fig. 1a",
+        what="the time-depth grid of transition derivatives",
+        data="none",
+        note="a schematic; the chapter draws its path counts (Fig. 1b)",
+    ),
+    Item(
+        source="Fig. 1b",
+        what="path counts: polynomial vs exponential growth",
+        data="closed form",
+        note="computed exactly in the chapter text (no sweep)",
+    ),
+    Item(
+        source="Fig. 1c (top)",
+        what="PascalRNN gradient, rho = 1 vs 1/2",
+        data="closed form",
+        note="closed form, checked against a recursion in the tests",
+    ),
+    Item(
+        source="Tab. S1",
+        what="parameter counts of the depth-2 d-RNNs",
+        data="none",
+        note="reproduced exactly in the tests (ALIF on sl-MNIST/SHD: the paper's counts have 2 unexplained extra)",
+    ),
 ]

@@ -18,9 +18,9 @@ import numpy as np
 import torch
 
 from .. import jacobian, plot
-from ..config import Profile
 from ..data.mnist import digits_sequences, load_mnist, pixel_sequences
 from ..data.padded import concatenated_digits, padded_sequences, replicated_pixels, standardised_digits
+from ..figures import Figure, Item, declare
 from ..models.unified import (
     GatedClassifier,
     Theta,
@@ -34,7 +34,7 @@ from ..models.unified import (
     uniform_theta,
     update,
 )
-from ..sweep import Run, gather
+from ..sweep import Run, RunContext
 from ..theory import meanfield as mf
 from ..train import fit
 
@@ -142,7 +142,7 @@ def theta_from(cfg: dict) -> Theta:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 5
-def dynamics_run(cfg: dict, ctx) -> dict:
+def dynamics_run(cfg: dict, ctx: RunContext) -> dict:
     """Q^t and C^t of two copies of a GRU (inputs uncorrelated before ``switch``, identical after), measured
     over seeds, and the mean-field trajectory from the same start (Q^0 = 1, C^0 = 1)."""
     theta = theta_from(cfg["theta"])
@@ -190,10 +190,6 @@ def dynamics_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_dynamics(profile: Profile):
-    return gather(dynamics_runs, profile)
-
-
 def dynamics_errors(col) -> dict:
     """Worst deviations of the untied networks from the mean field: relative in Q, absolute in C (T1)."""
     rs = [r for r in col if not r.config["tied"]]
@@ -239,7 +235,7 @@ def show_dynamics(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 4
-def spectrum_run(cfg: dict, ctx) -> dict:
+def spectrum_run(cfg: dict, ctx: RunContext) -> dict:
     """Squared singular values of ``dc^T/dc^{T-1}`` of an untied peephole LSTM after ``steps`` steps on
     Gaussian inputs (one realisation per seed, App. B), with the theory's moments."""
     theta = theta_from(cfg["theta"])
@@ -280,10 +276,6 @@ def spectrum_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_spectrum(profile: Profile):
-    return gather(spectrum_runs, profile)
-
-
 def spectrum_table(col) -> list[dict]:
     rows = []
     for r in col:
@@ -322,7 +314,7 @@ def show_spectrum(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- backprop
-def backprop_run(cfg: dict, ctx) -> dict:
+def backprop_run(cfg: dict, ctx: RunContext) -> dict:
     """``||dL/dc_t||`` through a peephole LSTM with tied or untied weights, L reading ``c_T``; its fitted
     per-step factor against the untied theory's ``sqrt(m1)``."""
     theta = theta_from(cfg["theta"])
@@ -374,10 +366,6 @@ def backprop_runs(scale: str) -> list[Run]:
         for name, th in inits.items()
         for tied in (False, True)
     ]
-
-
-def fig_backprop(profile: Profile):
-    return gather(backprop_runs, profile)
 
 
 def backprop_table(col) -> list[dict]:
@@ -440,7 +428,7 @@ def _sampler(x, y, batch: int, gen, make=None):
     return sample
 
 
-def heatmap_run(cfg: dict, ctx) -> dict:
+def heatmap_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one GRU per forget-gate bias (all at once, stacked) on padded digits of one length; training
     accuracy on a fixed noise draw, and the theory's xi for each model (R = 1, Sz = 0)."""
     torch.manual_seed(ctx.seed)
@@ -502,14 +490,6 @@ def heatmap_runs(scale: str) -> list[Run]:
         for tied in (False, True)
         for T in s["heat_lengths"]
     ]
-
-
-def fig_heatmap(profile: Profile):
-    return gather(
-        heatmap_runs,
-        profile,
-        subset="the GRU-a direction only (the paper also shows LSTM panels); MNIST 2x2-pooled; 1 seed",
-    )
 
 
 def heatmap_grid(col, tied: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -585,7 +565,7 @@ def show_heatmap(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 1
-def length_run(cfg: dict, ctx) -> dict:
+def length_run(cfg: dict, ctx: RunContext) -> dict:
     """Train a standard (E.5) and a critical (E.4) tied peephole LSTM at once on padded digits of one length
     (digit at step 1, noise after); accuracy on held-out digits with one fixed noise draw, and both xi."""
     torch.manual_seed(ctx.seed)
@@ -643,15 +623,6 @@ def length_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_length(profile: Profile):
-    return gather(
-        length_runs,
-        profile,
-        subset="padded digits as the task (the paper's Fig. 1 task is not stated); "
-        "N = 128 instead of 600; 2,000 Adam iterations instead of 8,000; 1 seed",
-    )
-
-
 def length_table(col) -> list[dict]:
     """Held-out accuracy per length, standard vs critical, with T in units of each xi."""
     rows = []
@@ -699,7 +670,7 @@ def show_length(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 3
-def curve_run(cfg: dict, ctx) -> dict:
+def curve_run(cfg: dict, ctx: RunContext) -> dict:
     """Training-accuracy curves of a standard (E.5) and a critical (E.4) tied peephole LSTM, trained one after the
     other with SGD + momentum (gradient norm clipped per model), on unrolled digits: ``task="replicated"``
     (every pixel repeated ``repeat`` times, ``dim`` values per step) or ``"concatenated"`` (``digits`` 0/1 digits in a
@@ -784,15 +755,6 @@ def curve_runs(scale: str) -> list[Run]:
     return runs
 
 
-def fig_curves(profile: Profile):
-    return gather(
-        curve_runs,
-        profile,
-        subset="N = 256 instead of 600; repetitions k = 1, 5, 20 and 1, 3, 8 concatenated "
-        "digits (the paper's values are not stated); 1,000 iterations; 1 seed",
-    )
-
-
 def curves_table(col) -> list[dict]:
     """Final training accuracy (fixed probe batch) per task and length, standard vs critical."""
     rows = []
@@ -863,7 +825,7 @@ def pixel_digits(source: str, limit: int | None = None):
     return (xtr - mean) / std, ytr, (xte - mean) / std, yte
 
 
-def table2_run(cfg: dict, ctx) -> dict:
+def table2_run(cfg: dict, ctx: RunContext) -> dict:
     """Table 2, MNIST column: a standard and a critical tied peephole LSTM trained at once, pixel by pixel (Adam);
     test accuracy of each."""
     torch.manual_seed(ctx.seed)
@@ -906,15 +868,6 @@ def table2_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_table2(profile: Profile):
-    return gather(
-        table2_runs,
-        profile,
-        subset="MNIST column only (CIFAR-10 is not available offline); "
-        "3,000 Adam iterations (about 6 epochs), not full training; 1 seed",
-    )
-
-
 def table2_rows(col) -> list[dict]:
     """Table 2: the paper's test accuracies (%) beside ours; our CIFAR-10 column is owed."""
     r = col[0]
@@ -936,7 +889,7 @@ def table2_rows(col) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 7
-def cellstate_run(cfg: dict, ctx) -> dict:
+def cellstate_run(cfg: dict, ctx: RunContext) -> dict:
     """Cell states of an untied LSTM (all units, over seeds) after ``steps`` steps of Gaussian input, and
     samples of the population dynamics (Algorithm 1) run for as many steps from the same start."""
     theta = theta_from(cfg["theta"])
@@ -973,10 +926,6 @@ def cellstate_runs(scale: str) -> list[Run]:
         )
         for i, (label, th) in enumerate(CELL_THETAS.items())
     ]
-
-
-def fig_cellstate(profile: Profile):
-    return gather(cellstate_runs, profile)
 
 
 def cellstate_errors(col) -> dict:
@@ -1056,16 +1005,6 @@ def gru_chi_errata(thetas: dict) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {
-    "dynamics": dynamics_runs,
-    "spectrum": spectrum_runs,
-    "backprop": backprop_runs,
-    "cellstate": cellstate_runs,
-    "heatmap": heatmap_runs,
-    "length": length_runs,
-    "curves": curve_runs,
-    "table2": table2_runs,
-}
 
 
 def gap_spectrum(col) -> str:
@@ -1107,74 +1046,127 @@ def gap_heatmap(col) -> str:
     )
 
 
-REPRODUCES = [
-    {
-        "source": "Tables 1, 3",
-        "what": "the gated architectures as special cases of eq. (1)",
-        "figure": None,
-        "data": "none",
-        "note": "rendered from the cell's own expressions (unified.EQUATIONS), checked against the cell (no numbers)",
-    },
-    {
-        "source": "Fig. 1",
-        "what": "accuracy vs sequence length, standard vs critical peephole LSTM",
-        "figure": "length",
-        "data": "quick: scikit-learn digits; full: real MNIST, pooled",
-        "gap": gap_length,
-        "note": "padded digits as the task (the paper's is unstated); tied weights; full run owed",
-    },
-    {
-        "source": "Fig. 2",
-        "what": "trainability heatmaps on padded MNIST against 3ξ and 6ξ",
-        "figure": "heatmap",
-        "data": "quick: scikit-learn digits; full: real MNIST, pooled",
-        "note": "GRU-a direction only; LSTM panel not yet",
-        "gap": gap_heatmap,
-    },
-    {
-        "source": "Fig. 3",
-        "what": "training curves, concatenated and pixel-replicated MNIST",
-        "figure": "curves",
-        "data": "quick: scikit-learn digits; full: real MNIST",
-        "gap": gap_curves,
-        "note": "tied peephole LSTM, SGD + momentum, clipping 1.0; repetitions and digit counts are our choice; "
-        "full run owed",
-    },
-    {
-        "source": "Fig. 4",
-        "what": "squared singular values of the Jacobian, theory mean and std",
-        "figure": "spectrum",
-        "data": "generated Gaussian inputs",
-        "note": "",
-        "gap": gap_spectrum,
-    },
-    {
-        "source": "Fig. 5",
-        "what": "GRU mean-field dynamics vs untied and tied networks; Q* vs μ_f",
-        "figure": "dynamics",
-        "data": "generated Gaussian inputs",
-        "note": "",
-    },
-    {
-        "source": "Fig. 6",
-        "what": "Fig. 2 with tied weights",
-        "figure": "heatmap",
-        "data": "quick: scikit-learn digits; full: real MNIST, pooled",
-        "note": "GRU-a direction only",
-    },
-    {
-        "source": "Fig. 7",
-        "what": "LSTM stationary cell state, theory vs network",
-        "figure": "cellstate",
-        "data": "generated Gaussian inputs",
-        "note": "",
-    },
-    {
-        "source": "Table 2",
-        "what": "test accuracy on sequential MNIST and CIFAR-10, standard vs critical",
-        "figure": "table2",
-        "data": "quick: scikit-learn digits; full: MNIST; CIFAR-10 not available offline",
-        "gap": gap_table2,
-        "note": "MNIST column only (CIFAR-10 owed: loader ready, data not offline); full run owed",
-    },
+FIGURES = declare(
+    Figure(
+        "length",
+        length_runs,
+        items=[
+            Item(
+                source="Fig. 1",
+                what="accuracy vs sequence length, standard vs critical peephole LSTM",
+                data="quick: scikit-learn digits; full: real MNIST, pooled",
+                gap=gap_length,
+                note="padded digits as the task (the paper's is unstated); tied weights; full run owed",
+            )
+        ],
+        subset="padded digits as the task (the paper's Fig. 1 task is not stated); "
+        "N = 128 instead of 600; 2,000 Adam iterations instead of 8,000; 1 seed",
+        show=show_length,
+        table=length_table,
+    ),
+    Figure(
+        "heatmap",
+        heatmap_runs,
+        items=[
+            Item(
+                source="Fig. 2",
+                what="trainability heatmaps on padded MNIST against 3ξ and 6ξ",
+                data="quick: scikit-learn digits; full: real MNIST, pooled",
+                note="GRU-a direction only; LSTM panel not yet",
+                gap=gap_heatmap,
+            ),
+            Item(
+                source="Fig. 6",
+                what="Fig. 2 with tied weights",
+                data="quick: scikit-learn digits; full: real MNIST, pooled",
+                note="GRU-a direction only",
+            ),
+        ],
+        subset="the GRU-a direction only (the paper also shows LSTM panels); MNIST 2x2-pooled; 1 seed",
+        show=show_heatmap,
+    ),
+    Figure(
+        "curves",
+        curve_runs,
+        items=[
+            Item(
+                source="Fig. 3",
+                what="training curves, concatenated and pixel-replicated MNIST",
+                data="quick: scikit-learn digits; full: real MNIST",
+                gap=gap_curves,
+                note="tied peephole LSTM, SGD + momentum, clipping 1.0; repetitions and digit counts are our choice; "
+                "full run owed",
+            )
+        ],
+        subset="N = 256 instead of 600; repetitions k = 1, 5, 20 and 1, 3, 8 concatenated "
+        "digits (the paper's values are not stated); 1,000 iterations; 1 seed",
+        show=show_curves,
+        table=curves_table,
+    ),
+    Figure(
+        "spectrum",
+        spectrum_runs,
+        items=[
+            Item(
+                source="Fig. 4",
+                what="squared singular values of the Jacobian, theory mean and std",
+                data="generated Gaussian inputs",
+                note="",
+                gap=gap_spectrum,
+            )
+        ],
+        show=show_spectrum,
+        table=spectrum_table,
+    ),
+    Figure(
+        "dynamics",
+        dynamics_runs,
+        items=[
+            Item(
+                source="Fig. 5",
+                what="GRU mean-field dynamics vs untied and tied networks; Q* vs μ_f",
+                data="generated Gaussian inputs",
+                note="",
+            )
+        ],
+        show=show_dynamics,
+    ),
+    Figure(
+        "cellstate",
+        cellstate_runs,
+        items=[
+            Item(
+                source="Fig. 7",
+                what="LSTM stationary cell state, theory vs network",
+                data="generated Gaussian inputs",
+                note="",
+            )
+        ],
+        show=show_cellstate,
+    ),
+    Figure(
+        "table2",
+        table2_runs,
+        items=[
+            Item(
+                source="Table 2",
+                what="test accuracy on sequential MNIST and CIFAR-10, standard vs critical",
+                data="quick: scikit-learn digits; full: MNIST; CIFAR-10 not available offline",
+                gap=gap_table2,
+                note="MNIST column only (CIFAR-10 owed: loader ready, data not offline); full run owed",
+            )
+        ],
+        subset="MNIST column only (CIFAR-10 is not available offline); "
+        "3,000 Adam iterations (about 6 epochs), not full training; 1 seed",
+    ),
+    Figure("backprop", backprop_runs, show=show_backprop, table=backprop_table),
+)
+# the paper's figures and tables that no figure here reproduces (illustrations, say)
+NOT_RUN = [
+    Item(
+        source="Tables 1, 3",
+        what="the gated architectures as special cases of eq. (1)",
+        data="none",
+        note="rendered from the cell's own expressions (unified.EQUATIONS), checked against the cell (no numbers)",
+    )
 ]

@@ -19,17 +19,16 @@ from torch.nn.utils import parametrize
 from tqdm.auto import tqdm
 
 from .. import checks, plot
-from ..config import Profile
 from ..data import copy_memory, copy_memory_baseline
 from ..data.mnist import load_mnist, pixel_sequences
-from ..data.ptb_chars import load_ptb_chars
-from ..data.text import batchify, bptt_windows
+from ..data.text import batchify, bptt_windows, load_ptb
+from ..figures import Figure, Item, declare
 from ..lm import evaluate as lm_evaluate
 from ..models import RNNCell
 from ..models.modrelu_rnn import EURNNCell, FreeRNNCell
 from ..models.nonnormal import NNRNNCell
 from ..models.orthogonal import ModReLU, OrthogonalRNNCell
-from ..sweep import Run, gather
+from ..sweep import Run, RunContext
 from ..theory import fisher
 
 CHAPTER = "nnrnn"
@@ -100,7 +99,7 @@ PSMNIST_SUBSET = "1 seed and 10 of the paper's 100 epochs; RNN-orth and EURNN ro
 
 
 # --------------------------------------------------------------------------------------------- Fig. 3.1b
-def transients_run(cfg: dict, ctx) -> dict:
+def transients_run(cfg: dict, ctx: RunContext) -> dict:
     """Norms of ``Theta^t h_0`` for the six (alpha, beta) of Fig. 3.1b (d = 0) and an orthogonal control."""
     out = {}
     for a, b in CONFIGS:
@@ -117,12 +116,8 @@ def transients_runs(scale: str) -> list[Run]:
     return [Run(CHAPTER, "transients", "fig3.1b", transients_run, dict(n=100, steps=150, samples=1000, seed=4))]
 
 
-def fig_transients(profile: Profile):
-    return gather(transients_runs, profile)
-
-
 # --------------------------------------------------------------------------------------------- Fig. 3.1c
-def fmc_run(cfg: dict, ctx) -> dict:
+def fmc_run(cfg: dict, ctx: RunContext) -> dict:
     """Fisher memory curves of Theta(d, alpha, beta) (v = e_1, eps = 1, 150 steps) for the six (alpha, beta)."""
     n = cfg["n"]
     return {
@@ -133,10 +128,6 @@ def fmc_run(cfg: dict, ctx) -> dict:
 
 def fmc_runs(scale: str) -> list[Run]:
     return [Run(CHAPTER, "fmc", f"d{d}", fmc_run, dict(n=100, d=d, steps=150, seed=0)) for d in (0.0, 0.2)]
-
-
-def fig_fmc(profile: Profile):
-    return gather(fmc_runs, profile)
 
 
 def table_a5(col) -> list[dict]:
@@ -326,7 +317,7 @@ def _theta_snapshot(core) -> dict:
     return {"P_orthogonality": parts.pop("P_orthogonality"), "gamma_mean": float(parts["gamma"].mean()), **parts}
 
 
-def copy_run(cfg: dict, ctx) -> dict:
+def copy_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one model on the copy task (thesis convention: length T + 20, loss averaged over all steps).
 
     With ``cfg["track"] = k`` an nnRNN run also records ``||T||_F`` and P's orthogonality every k iterations and
@@ -335,7 +326,7 @@ def copy_run(cfg: dict, ctx) -> dict:
     gen = torch.Generator().manual_seed(ctx.seed)
     track = cfg.get("track", 0) if cfg["model"] == "nnRNN" else 0
     losses, t_norm, p_orth = [], [], []
-    for it in tqdm(range(cfg["iters"]), desc=cfg["model"], disable=not getattr(ctx, "progress", False), leave=False):
+    for it in tqdm(range(cfg["iters"]), desc=cfg["model"], disable=not ctx.progress, leave=False):
         if track and it % track == 0:
             snap = core.cell.schur_parts()
             t_norm.append(float(np.linalg.norm(snap["T"])))
@@ -375,10 +366,6 @@ def copy_runs(scale: str) -> list[Run]:
         for m in COPY_HYPER
         for seed in s["copy_seeds"]
     ]
-
-
-def fig_copy(profile: Profile):
-    return gather(copy_runs, profile, subset="3 seeds; equal width only (the matched-parameter Fig. A.1 not yet)")
 
 
 def copy_final(col) -> dict:
@@ -438,7 +425,7 @@ def _accuracy(core, readout, x, y, batch: int = 500) -> float:
     return hits / len(y)
 
 
-def psmnist_run(cfg: dict, ctx) -> dict:
+def psmnist_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one model on permuted pixel-by-pixel MNIST (classification from the last state, RMSprop, Table
     A.2 or the quick shared rates); validation accuracy after every epoch, test accuracy of the best epoch."""
     hyper = PSMNIST_HYPER if cfg["hyper"] == "paper" else PSMNIST_QUICK_HYPER
@@ -446,12 +433,10 @@ def psmnist_run(cfg: dict, ctx) -> dict:
     data = psmnist_data(cfg["pool"], cfg["n_train"], cfg["n_eval"])
     core, readout, opts = make_model(name, cfg["width"], ctx.seed, n_in=1, n_out=10, hyper=hyper, init="cayley")
     (x, y), gen = data["train"], torch.Generator().manual_seed(ctx.seed)
-    device = getattr(ctx, "device", "cpu")
+    device = ctx.device
     core, readout = core.to(device), readout.to(device)
     losses, valid, best, test_at_best, diverged = [], [], -1.0, float("nan"), False
-    for _epoch in tqdm(
-        range(cfg["epochs"]), desc=f"psMNIST {name}", disable=not getattr(ctx, "progress", False), leave=False
-    ):
+    for _epoch in tqdm(range(cfg["epochs"]), desc=f"psMNIST {name}", disable=not ctx.progress, leave=False):
         order = torch.randperm(len(y), generator=gen)
         for i in range(0, len(y) - cfg["batch"] + 1, cfg["batch"]):
             idx = order[i : i + cfg["batch"]]
@@ -513,10 +498,6 @@ def psmnist_runs(scale: str) -> list[Run]:
         for seed in s["seeds"]
     ]
     return runs
-
-
-def fig_psmnist(profile: Profile):
-    return gather(psmnist_runs, profile, subset=PSMNIST_SUBSET)
 
 
 def _budget_runs(col, model: str, budget: str) -> list:
@@ -765,7 +746,7 @@ def backprop_norms(lm, tokens, state=None) -> np.ndarray:
 
 def ptb_data(n_train: int | None, n_eval: int | None):
     """Character ids of PTB (train, valid, test), cut to the first ``n_train`` / ``n_eval`` characters."""
-    corpus = load_ptb_chars()
+    corpus = load_ptb("char")
     cut = lambda ids, n: ids if n is None else ids[: checks.positive_int(n, "n")]
     return corpus, cut(corpus.train, n_train), cut(corpus.valid, n_eval), cut(corpus.test, n_eval)
 
@@ -785,13 +766,13 @@ def unigram_bits(col) -> float:
     return float(-(p * p.log2()).sum())
 
 
-def ptb_run(cfg: dict, ctx) -> dict:
+def ptb_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one character-level language model on PTB by truncated BPTT (length ``cfg["length"]``, the state
     carried across windows), RMSprop with Table A.4's rates (or the shared toy rate), the learning rates halved
     whenever the validation loss does not improve; the best-validation model is evaluated on test (thesis A.1.3)."""
     hp = dict(ptb_hyper(cfg["row"], cfg["hyper"]), hid=cfg["width"])
     corpus, train, valid, test = ptb_data(cfg["n_train"], cfg["n_eval"])
-    device = getattr(ctx, "device", "cpu")
+    device = ctx.device
     lm, opts = make_lm(hp, ctx.seed, corpus.vocab_size, cfg["emb"])
     lm = lm.to(device)
     params = [p for p in lm.parameters() if p.requires_grad]
@@ -800,7 +781,7 @@ def ptb_run(cfg: dict, ctx) -> dict:
     for _epoch in tqdm(
         range(cfg["epochs"]),
         desc=f"PTB {hp['model']}-{hp['hid']}",
-        disable=not getattr(ctx, "progress", False),
+        disable=not ctx.progress,
         leave=False,
     ):
         states = None
@@ -901,10 +882,6 @@ def ptb_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_ptb(profile: Profile):
-    return gather(ptb_runs, profile, subset=PTB_SUBSET)
-
-
 def _mean_cell(runs, key: str, scale: float = 1.0):
     """Mean of ``key`` over the runs that did not diverge (a float), or a phrase saying what happened."""
     ok = [r[key] * scale for r in runs if not r["diverged"]]
@@ -998,10 +975,6 @@ def gamma_runs(scale: str) -> list[Run]:
                     )
                 )
     return runs
-
-
-def fig_gamma(profile: Profile):
-    return gather(gamma_runs, profile, subset=GAMMA_SUBSET)
 
 
 def _gamma_variants(gamma_col, ptb_col, length: int) -> dict:
@@ -1237,10 +1210,6 @@ def theta_runs(scale: str) -> list[Run]:
     return [Run(CHAPTER, "theta", "copy", copy_run, copy_cfg)]
 
 
-def fig_theta(profile: Profile):
-    return gather(theta_runs, profile, subset="one seed per task; the PTB panels are drawn from Table 3.1's runs")
-
-
 def theta_results(theta_col, psmnist_col) -> list:
     """The learned-Theta results: the copy run, then the equal-width psMNIST nnRNN (seed 0)."""
     ps = [r for r in psmnist_col.where(model="nnRNN", budget="width") if r.config["seed"] == 0]
@@ -1430,15 +1399,6 @@ def explore_figure(alpha: float = 1.0, beta: float = 0.0, d: float = 0.0, n: int
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {
-    "transients": transients_runs,
-    "fmc": fmc_runs,
-    "copy": copy_runs,
-    "psmnist": psmnist_runs,
-    "theta": theta_runs,
-    "ptb": ptb_runs,
-    "gamma": gamma_runs,
-}
 
 
 def gap_fmc(col) -> str:
@@ -1502,74 +1462,120 @@ def gap_gamma(col) -> str:
     )
 
 
-REPRODUCES = [
-    {
-        "source": "Fig. 2.1",
-        "what": "activation functions (and modReLU)",
-        "figure": None,
-        "data": "none",
-        "note": "closed forms, drawn in the chapter (show_activations)",
-    },
-    {
-        "source": "Fig. 3.1b",
-        "what": "transient amplification by feed-forward Schur coupling",
-        "figure": "transients",
-        "data": "closed-form linear dynamics",
-        "note": "",
-    },
-    {
-        "source": "Fig. 3.1c, Table A.5",
-        "what": "Fisher memory curves and their sums",
-        "figure": "fmc",
-        "data": "closed form",
-        "note": "d = 0.2 rows are ill-conditioned in float64 (120-digit references shown)",
-        "gap": gap_fmc,
-    },
-    {
-        "source": "Fig. 3.2 (left), Fig. A.1",
-        "what": "copy task: nnRNN vs orthogonal RNNs vs RNN vs LSTM",
-        "figure": "copy",
-        "data": "copy task, generated",
-        "note": "equal width only",
-        "gap": gap_copy,
-    },
-    {
-        "source": "Fig. 3.2 (right), Fig. A.1 (right)",
-        "what": "psMNIST validation accuracy, equal width and equal parameters",
-        "figure": "psmnist",
-        "data": "MNIST (real)",
-        "note": PSMNIST_SUBSET,
-        "gap": gap_psmnist,
-    },
-    {
-        "source": "Table 3.1, Table A.3",
-        "what": "PTB character-level BPC and accuracy",
-        "figure": "ptb",
-        "data": "PTB (characters, real)",
-        "note": PTB_SUBSET,
-        "gap": gap_ptb,
-    },
-    {
-        "source": "Fig. 3.3, Fig. A.2",
-        "what": "learned Theta decomposed into Lambda and T",
-        "figure": "theta",
-        "data": "copy task, MNIST",
-        "note": "copy panel here; psMNIST panel (Fig. A.2) from the psmnist runs; PTB panel (3.3b) not yet",
-        "gap": gap_theta,
-    },
-    {
-        "source": "Table A.6, Fig. A.3",
-        "what": "gamma clamped; gradient propagation on PTB",
-        "figure": "gamma",
-        "data": "PTB (characters, real)",
-        "note": GAMMA_SUBSET,
-        "gap": gap_gamma,
-    },
-    {
-        "source": "Tables A.1, A.2, A.4",
-        "what": "hyper-parameters",
-        "figure": None,
-        "data": "",
-        "note": "rendered from the configurations the code uses (hyper_table), thesis differences stated",
-    },
+FIGURES = declare(
+    Figure(
+        "transients",
+        transients_runs,
+        items=[
+            Item(
+                source="Fig. 3.1b",
+                what="transient amplification by feed-forward Schur coupling",
+                data="closed-form linear dynamics",
+                note="",
+            )
+        ],
+    ),
+    Figure(
+        "fmc",
+        fmc_runs,
+        items=[
+            Item(
+                source="Fig. 3.1c, Table A.5",
+                what="Fisher memory curves and their sums",
+                data="closed form",
+                note="d = 0.2 rows are ill-conditioned in float64 (120-digit references shown)",
+                gap=gap_fmc,
+            )
+        ],
+    ),
+    Figure(
+        "copy",
+        copy_runs,
+        items=[
+            Item(
+                source="Fig. 3.2 (left), Fig. A.1",
+                what="copy task: nnRNN vs orthogonal RNNs vs RNN vs LSTM",
+                data="copy task, generated",
+                note="equal width only",
+                gap=gap_copy,
+            )
+        ],
+        subset="3 seeds; equal width only (the matched-parameter Fig. A.1 not yet)",
+        show=show_copy,
+    ),
+    Figure(
+        "psmnist",
+        psmnist_runs,
+        items=[
+            Item(
+                source="Fig. 3.2 (right), Fig. A.1 (right)",
+                what="psMNIST validation accuracy, equal width and equal parameters",
+                data="MNIST (real)",
+                note=PSMNIST_SUBSET,
+                gap=gap_psmnist,
+            )
+        ],
+        subset=PSMNIST_SUBSET,
+        show=show_psmnist,
+    ),
+    Figure(
+        "ptb",
+        ptb_runs,
+        items=[
+            Item(
+                source="Table 3.1, Table A.3",
+                what="PTB character-level BPC and accuracy",
+                data="PTB (characters, real)",
+                note=PTB_SUBSET,
+                gap=gap_ptb,
+            )
+        ],
+        subset=PTB_SUBSET,
+        show=show_ptb,
+    ),
+    Figure(
+        "theta",
+        theta_runs,
+        items=[
+            Item(
+                source="Fig. 3.3, Fig. A.2",
+                what="learned Theta decomposed into Lambda and T",
+                data="copy task, MNIST",
+                note="copy panel here; psMNIST panel (Fig. A.2) from the psmnist runs; PTB panel (3.3b) not yet",
+                gap=gap_theta,
+            )
+        ],
+        subset="one seed per task; the PTB panels are drawn from Table 3.1's runs",
+        show=show_theta,
+    ),
+    Figure(
+        "gamma",
+        gamma_runs,
+        items=[
+            Item(
+                source="Table A.6, Fig. A.3",
+                what="gamma clamped; gradient propagation on PTB",
+                data="PTB (characters, real)",
+                note=GAMMA_SUBSET,
+                gap=gap_gamma,
+            )
+        ],
+        subset=GAMMA_SUBSET,
+        show=show_gamma,
+    ),
+)
+# the paper's figures and tables that no figure here reproduces (illustrations, say)
+NOT_RUN = [
+    Item(
+        source="Fig. 2.1",
+        what="activation functions (and modReLU)",
+        data="none",
+        note="closed forms, drawn in the chapter (show_activations)",
+    ),
+    Item(
+        source="Tables A.1, A.2, A.4",
+        what="hyper-parameters",
+        data="",
+        note="rendered from the configurations the code uses (hyper_table), thesis differences stated",
+    ),
 ]

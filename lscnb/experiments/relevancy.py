@@ -15,7 +15,6 @@ import numpy as np
 import torch
 
 from .. import checks, plot
-from ..config import Profile
 from ..data import (
     batchify,
     bits_per_token,
@@ -26,9 +25,10 @@ from ..data import (
     load_ptb,
     pixel_sequences,
 )
+from ..figures import Figure, Item, declare
 from ..memprof import saved_tensor_bytes
 from ..models.relevancy import RelRNN, Tagger, TokenTagger, attention_matrix, hidden_gradient_norms
-from ..sweep import Run, gather
+from ..sweep import Run, RunContext
 from ..theory import relevancy as theory
 from ..train import fit
 
@@ -51,7 +51,7 @@ TABLE_4_1 = {
 }
 
 
-def propagation_run(cfg: dict, ctx) -> dict:
+def propagation_run(cfg: dict, ctx: RunContext) -> dict:
     """g(k) for the four attention patterns, and the measured uniform-attention exponent for several lam."""
     out = {p: theory.propagation(p, cfg["lam"], cfg["steps"], kappa=cfg["kappa"]) for p in theory.PATTERNS}
     slopes = []
@@ -72,10 +72,6 @@ def propagation_runs(scale: str) -> list[Run]:
             dict(lam=0.9, kappa=5, steps=1001, lams=[0.3, 0.6, 0.9], seed=0),
         )
     ]
-
-
-def fig_propagation(profile: Profile):
-    return gather(propagation_runs, profile)
 
 
 def show_propagation(col) -> None:
@@ -103,7 +99,7 @@ def show_propagation(col) -> None:
     plot.show(fig, col, data="closed-form recursion (no data)")
 
 
-def reach_run(cfg: dict, ctx) -> dict:
+def reach_run(cfg: dict, ctx: RunContext) -> dict:
     """||dL/dh_0|| with L = sum of the last macro-state s_{T-1} (the theorems' quantity), for a RelRNN whose
     screening keeps h_0 (an oracle) and for the plain RNN with the same weights, over ``seeds`` networks (seeds
     ``ctx.seed`` onwards) and lengths."""
@@ -126,10 +122,6 @@ def reach_runs(scale: str) -> list[Run]:
         Run(CHAPTER, "reach", f"T{T}", reach_run, dict(length=T, seeds=s["seeds"], width=s["width"], seed=0))
         for T in s["lengths"]
     ]
-
-
-def fig_reach(profile: Profile):
-    return gather(reach_runs, profile)
 
 
 def show_reach(col) -> None:
@@ -267,11 +259,11 @@ def recall_accuracy(model, task: str, T: int, cfg: dict, device, *, seed: int = 
     return hits / total
 
 
-def train_run(cfg: dict, ctx) -> dict:
+def train_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one model on copy or denoise (per-step cross-entropy averaged over the sequence, as in the code),
     then measure recall accuracy at the training length and longer ones, the attention matrix of one sequence
     (attentive models) and, where asked, ``log10 ||dL/dh_t||`` on longer sequences (Fig. 4.2, left)."""
-    task, T, device = cfg["task"], cfg["T"], getattr(ctx, "device", "cpu")
+    task, T, device = cfg["task"], cfg["T"], ctx.device
     torch.manual_seed(ctx.seed)
     gen = torch.Generator().manual_seed(ctx.seed)
     x0, _ = task_batch(task, 1, T, L=cfg["L"], symbols=cfg["symbols"], generator=gen)
@@ -294,8 +286,8 @@ def train_run(cfg: dict, ctx) -> dict:
         lr=cfg["lr"],
         optimizer="rmsprop" if orth else "adam",
         clip=1.0,
-        checkpoint=getattr(ctx, "checkpoint", None),
-        progress=getattr(ctx, "progress", False),
+        checkpoint=ctx.checkpoint,
+        progress=ctx.progress,
         desc=f"{task} {cfg['model']} T={T}",
         generators=(gen,),
     )
@@ -360,14 +352,6 @@ def copy_runs(scale: str) -> list[Run]:
 
 def denoise_runs(scale: str) -> list[Run]:
     return _train_runs("denoise", scale)
-
-
-def fig_copy(profile: Profile):
-    return gather(copy_runs, profile, subset=FULL_SUBSET)
-
-
-def fig_denoise(profile: Profile):
-    return gather(denoise_runs, profile, subset=FULL_SUBSET)
 
 
 def accuracy(col, model: str, T: int) -> np.ndarray:
@@ -522,10 +506,6 @@ def buffer_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_buffer(profile: Profile):
-    return gather(buffer_runs, profile, subset=FULL_SUBSET)
-
-
 def outside_buffer_mass(A, nu: int) -> float:
     """Largest attention weight on a state ``nu`` or more steps back, outside the buffer ``h_{t-nu+1}..h_t``
     (0 when only the buffer is attended)."""
@@ -622,10 +602,10 @@ def show_dense_attention(col, model: str = "RelRNN") -> None:
     plot.show(fig, col, data=dense_data_note(col))
 
 
-def memory_run(cfg: dict, ctx) -> dict:
+def memory_run(cfg: dict, ctx: RunContext) -> dict:
     """Bytes autograd saves for one forward pass (loss on every step) and the number of stored states attended at
     the last step, per model, at length ``T`` (Fig. 4.2 centre; on CUDA also the peak allocated memory)."""
-    device = getattr(ctx, "device", "cpu")
+    device = ctx.device
     torch.manual_seed(ctx.seed)
     # fixed probe batch (seed 0, on purpose): byte and state counts do not depend on the values anyway
     x, y = task_batch("denoise", cfg["batch"], cfg["T"], L=10, symbols=8, generator=torch.Generator().manual_seed(0))
@@ -665,10 +645,6 @@ def memory_runs(scale: str) -> list[Run]:
         )
         for T in s["memory_T"]
     ]
-
-
-def fig_memory(profile: Profile):
-    return gather(memory_runs, profile)
 
 
 def memory_table(col) -> dict:
@@ -882,12 +858,12 @@ def _attention_of(model, x, device) -> np.ndarray:
     return block_mean(attention_matrix([(i.cpu(), a.cpu()) for i, a in attn], x.shape[1]).numpy())
 
 
-def dense_run(cfg: dict, ctx) -> dict:
+def dense_run(cfg: dict, ctx: RunContext) -> dict:
     """Table 4.3: train one model on pMNIST (classify from the last step) or PTB characters (next-character
     prediction at every step), evaluating on the validation and test sets every ``eval_every`` steps (default:
     once per epoch); the test score reported is the one at the best validation score."""
     task = checks.one_of(cfg["task"], ("pmnist", "ptb"), "task")
-    kind, device = cfg["model"], getattr(ctx, "device", "cpu")
+    kind, device = cfg["model"], ctx.device
     torch.manual_seed(ctx.seed)
     gen = torch.Generator().manual_seed(ctx.seed)
     if task == "pmnist":
@@ -943,8 +919,8 @@ def dense_run(cfg: dict, ctx) -> dict:
         clip=1.0,
         eval_fn=eval_fn,
         eval_every=cfg["eval_every"] or per_epoch,
-        checkpoint=getattr(ctx, "checkpoint", None),
-        progress=getattr(ctx, "progress", False),
+        checkpoint=ctx.checkpoint,
+        progress=ctx.progress,
         desc=f"{task} {kind}",
         generators=(gen,),
     )
@@ -993,10 +969,6 @@ def dense_runs(scale: str) -> list[Run]:
                 )
             )
     return runs
-
-
-def fig_dense(profile: Profile):
-    return gather(dense_runs, profile, subset=DENSE_NOTE)
 
 
 def _num(v) -> float:
@@ -1067,7 +1039,7 @@ SCREENING_NOTE = (
 )
 
 
-def screening_run(cfg: dict, ctx) -> dict:
+def screening_run(cfg: dict, ctx: RunContext) -> dict:
     """|dL/dh_t| in the linearised screening model for rho in ``rhos`` at nu = ``fixed`` and nu in ``nus`` at
     rho = ``fixed``, with ``events`` relevant inputs at random positions (App. B.3, Fig. B.1)."""
     rng = np.random.default_rng(ctx.seed)
@@ -1095,10 +1067,6 @@ def screening_runs(scale: str) -> list[Run]:
             dict(T=1000, events=5, rhos=[3, 8, 18, 25], nus=[3, 8, 18, 25], fixed=15, lam=0.9, boost=4.0, seed=0),
         )
     ]
-
-
-def fig_screening(profile: Profile):
-    return gather(screening_runs, profile, subset=SCREENING_NOTE)
 
 
 def event_gradients(col, name: str) -> dict:
@@ -1137,100 +1105,138 @@ def explore_figure(lam: float = 0.9, kappa: int = 5, steps: int = 1000):
     return fig
 
 
-FIGURES = {
-    "propagation": propagation_runs,
-    "reach": reach_runs,
-    "copy": copy_runs,
-    "denoise": denoise_runs,
-    "memory": memory_runs,
-    "dense": dense_runs,
-    "screening": screening_runs,
-    "buffer": buffer_runs,
-}
-
-REPRODUCES = [
-    {
-        "source": "Thm 4.4.2, Thm 4.4.3",
-        "what": "gradient propagation: uniform Omega(1/T), sparse Omega(1/kappa^d)",
-        "figure": "propagation",
-        "data": "closed form",
-        "note": "scalar linearised model of the theorems",
-    },
-    {
-        "source": "§4.5 (relevancy screening)",
-        "what": "gradients reach stored relevant states at any length",
-        "figure": "reach",
-        "data": "generated",
-        "note": "untrained networks, oracle screening",
-    },
-    {
-        "source": "Table 4.1, Table B.2",
-        "what": "transfer copy and copy accuracy",
-        "figure": "copy",
-        "data": "copy task, generated",
-        "note": "quick: T = 10, 4 symbols; full: declared subset (T <= 500, 5k steps)",
-    },
-    {
-        "source": "Table 4.2, Fig. 4.2 (left)",
-        "what": "denoise accuracy; gradient norms after training",
-        "figure": "denoise",
-        "data": "denoise task, generated",
-        "note": "quick: T = 10, gradients at T = 100",
-    },
-    {
-        "source": "Fig. 4.1",
-        "what": "attention weights after training on copy and denoise",
-        "figure": "copy",
-        "data": "",
-        "note": "quick shows RelRNN (MemRNN in full); symbol-focused attention not reproduced at toy scale",
-    },
-    {
-        "source": "Fig. 4.2 (centre)",
-        "what": "memory vs sequence length",
-        "figure": "memory",
-        "data": "generated",
-        "note": "saved-for-backward bytes and attended states (peak GPU memory in full); scaling, not OOM marks",
-    },
-    {
-        "source": "Table 4.3",
-        "what": "PTB characters (BPC, accuracy) and pMNIST accuracy",
-        "figure": "dense",
-        "data": "Penn Treebank characters, MNIST (real files)",
-        "note": "quick: 200 steps on slices (pMNIST pooled to 7x7); full: the thesis's set-up, owed to a GPU",
-    },
-    {
-        "source": "Fig. B.1",
-        "what": "nu / rho trade-off: gradients with a smaller buffer or long-term set",
-        "figure": "screening",
-        "data": "closed form",
-        "note": "linearised model with the screening rule; trained RelLSTM owed",
-    },
-    {
-        "source": "Figs. B.2, B.3",
-        "what": "training curves on copy and denoise (B.3: the LSTM's)",
-        "figure": "copy",
-        "data": "",
-        "note": "the copy/denoise runs' loss histories; GORU (Fig. B.4) not implemented",
-    },
-    {
-        "source": "Figs. B.5, B.6, B.7",
-        "what": "attention on PTB and pMNIST; pMNIST validation curves",
-        "figure": "dense",
-        "data": "",
-        "note": "RelRNN's attention (the thesis's B.5 is full attention, which ran out of memory)",
-    },
-    {
-        "source": "Figs. B.8, B.9",
-        "what": "attention over the short-term buffer only (rho = 0)",
-        "figure": "buffer",
-        "data": "copy and denoise, generated",
-        "note": "quick: 500 updates",
-    },
-    {
-        "source": "Tables B.1, B.3-B.6, Fig. B.4",
-        "what": "MiniGrid; hyper-parameter tables; GORU curves",
-        "figure": None,
-        "data": "",
-        "note": "MiniGrid and GORU not reproduced; Tables B.3-B.6 are the configs used",
-    },
+FIGURES = declare(
+    Figure(
+        "propagation",
+        propagation_runs,
+        items=[
+            Item(
+                source="Thm 4.4.2, Thm 4.4.3",
+                what="gradient propagation: uniform Omega(1/T), sparse Omega(1/kappa^d)",
+                data="closed form",
+                note="scalar linearised model of the theorems",
+            )
+        ],
+        show=show_propagation,
+    ),
+    Figure(
+        "reach",
+        reach_runs,
+        items=[
+            Item(
+                source="§4.5 (relevancy screening)",
+                what="gradients reach stored relevant states at any length",
+                data="generated",
+                note="untrained networks, oracle screening",
+            )
+        ],
+        show=show_reach,
+    ),
+    Figure(
+        "copy",
+        copy_runs,
+        items=[
+            Item(
+                source="Table 4.1, Table B.2",
+                what="transfer copy and copy accuracy",
+                data="copy task, generated",
+                note="quick: T = 10, 4 symbols; full: declared subset (T <= 500, 5k steps)",
+            ),
+            Item(
+                source="Fig. 4.1",
+                what="attention weights after training on copy and denoise",
+                data="",
+                note="quick shows RelRNN (MemRNN in full); symbol-focused attention not reproduced at toy scale",
+            ),
+            Item(
+                source="Figs. B.2, B.3",
+                what="training curves on copy and denoise (B.3: the LSTM's)",
+                data="",
+                note="the copy/denoise runs' loss histories; GORU (Fig. B.4) not implemented",
+            ),
+        ],
+        subset=FULL_SUBSET,
+    ),
+    Figure(
+        "denoise",
+        denoise_runs,
+        items=[
+            Item(
+                source="Table 4.2, Fig. 4.2 (left)",
+                what="denoise accuracy; gradient norms after training",
+                data="denoise task, generated",
+                note="quick: T = 10, gradients at T = 100",
+            )
+        ],
+        subset=FULL_SUBSET,
+    ),
+    Figure(
+        "memory",
+        memory_runs,
+        items=[
+            Item(
+                source="Fig. 4.2 (centre)",
+                what="memory vs sequence length",
+                data="generated",
+                note="saved-for-backward bytes and attended states (peak GPU memory in full); scaling, not OOM marks",
+            )
+        ],
+        show=show_memory,
+        table=memory_table,
+    ),
+    Figure(
+        "dense",
+        dense_runs,
+        items=[
+            Item(
+                source="Table 4.3",
+                what="PTB characters (BPC, accuracy) and pMNIST accuracy",
+                data="Penn Treebank characters, MNIST (real files)",
+                note="quick: 200 steps on slices (pMNIST pooled to 7x7); full: the thesis's set-up, owed to a GPU",
+            ),
+            Item(
+                source="Figs. B.5, B.6, B.7",
+                what="attention on PTB and pMNIST; pMNIST validation curves",
+                data="",
+                note="RelRNN's attention (the thesis's B.5 is full attention, which ran out of memory)",
+            ),
+        ],
+        subset=DENSE_NOTE,
+    ),
+    Figure(
+        "screening",
+        screening_runs,
+        items=[
+            Item(
+                source="Fig. B.1",
+                what="nu / rho trade-off: gradients with a smaller buffer or long-term set",
+                data="closed form",
+                note="linearised model with the screening rule; trained RelLSTM owed",
+            )
+        ],
+        subset=SCREENING_NOTE,
+        show=show_screening,
+    ),
+    Figure(
+        "buffer",
+        buffer_runs,
+        items=[
+            Item(
+                source="Figs. B.8, B.9",
+                what="attention over the short-term buffer only (rho = 0)",
+                data="copy and denoise, generated",
+                note="quick: 500 updates",
+            )
+        ],
+        subset=FULL_SUBSET,
+    ),
+)
+# the paper's figures and tables that no figure here reproduces (illustrations, say)
+NOT_RUN = [
+    Item(
+        source="Tables B.1, B.3-B.6, Fig. B.4",
+        what="MiniGrid; hyper-parameter tables; GORU curves",
+        data="",
+        note="MiniGrid and GORU not reproduced; Tables B.3-B.6 are the configs used",
+    )
 ]

@@ -14,13 +14,13 @@ import numpy as np
 import torch
 
 from .. import checks, jacobian, plot, train
-from ..config import Profile
 from ..data.mnist import digits_sequences, load_mnist, pixel_sequences
 from ..data.moons import double_moon
 from ..data.synthetic import ADDING_BASELINE, adding_problem, copy_memory, copy_memory_baseline
+from ..figures import Figure, Item, declare
 from ..memprof import bilinear_bytes, saved_tensor_bytes
 from ..models.roa import PaperBaseline, RoaFNN, RoaRNN, RoaRNNCell
-from ..sweep import Run, gather
+from ..sweep import Run, RunContext
 from ..theory import roa as bounds
 
 CHAPTER = "roarnn"
@@ -124,7 +124,7 @@ rows are labelled only by parameter count there, and N follows from it: N^2 + 12
 
 
 # --------------------------------------------------------------------------------------------- Thm 2.1
-def ioj_run(cfg: dict, ctx) -> dict:
+def ioj_run(cfg: dict, ctx: RunContext) -> dict:
     """Log singular values of the hidden-to-hidden IOJ of a roaFNN (rho = 1, W ~ N(0, 1/N)) and the largest one of
     the vanilla MLP with the same weights, at random inputs, over seeds; sigma_max of the drawn weights."""
     n, depth = cfg["width"], cfg["depth"]
@@ -158,10 +158,6 @@ def ioj_runs(scale: str) -> list[Run]:
         )
         for L in s["depths"]
     ]
-
-
-def fig_ioj(profile: Profile):
-    return gather(ioj_runs, profile)
 
 
 def ioj_table(col) -> list[dict]:
@@ -215,7 +211,7 @@ def show_ioj(col) -> None:
 
 
 # --------------------------------------------------------------------------------------------- Thm 3.1
-def rnn_ioj_run(cfg: dict, ctx) -> dict:
+def rnn_ioj_run(cfg: dict, ctx: RunContext) -> dict:
     """All log singular values of dx_T/dx_1 for a roaRNN (alpha = rho / T) and an Elman RNN with the same weights,
     ReLU, random inputs."""
     T, n = cfg["length"], cfg["width"]
@@ -245,10 +241,6 @@ def rnn_ioj_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_rnn_ioj(profile: Profile):
-    return gather(rnn_ioj_runs, profile)
-
-
 def rnn_ioj_table(col) -> list[dict]:
     rows = []
     for r in sorted(col, key=lambda r: (r.config["init"], r.config["length"])):
@@ -269,7 +261,7 @@ def rnn_ioj_table(col) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------- Fig. 1
-def moons_run(cfg: dict, ctx) -> dict:
+def moons_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one network on the double moon (batch 100) with ``lscnb.train.fit``, checkpointing every epoch (so a
     killed 50,000-layer run resumes where it stopped); MSE after every epoch, its output on a grid, and what the
     run cost: seconds per iteration and the process's peak resident memory (an upper bound for this run)."""
@@ -294,7 +286,7 @@ def moons_run(cfg: dict, ctx) -> dict:
         eval_every=10,
         checkpoint=ctx.checkpoint,
         checkpoint_every=10,
-        progress=getattr(ctx, "progress", False),
+        progress=ctx.progress,
         desc=f"moons L={cfg['depth']}",
     )
     curve = [e["mse"] if math.isfinite(e["mse"]) else float("nan") for e in hist.evals]
@@ -340,10 +332,6 @@ def moons_runs(scale: str) -> list[Run]:
     ]
 
 
-def fig_moons(profile: Profile):
-    return gather(moons_runs, profile, subset="1 seed; the paper's learning rates are unknown (legend only)")
-
-
 def show_moons(col) -> None:
     fig, ax = plot.figure(4, 1, width=14, height=3.4)
     for i, r in enumerate(col):
@@ -383,7 +371,7 @@ def moons_cost(col) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------- Figs. 5, 6
-def digits_run(cfg: dict, ctx) -> dict:
+def digits_run(cfg: dict, ctx: RunContext) -> dict:
     """Classify permuted sequential digits (one pixel per step) from the last state; test accuracy per epoch."""
     from sklearn.datasets import load_digits
 
@@ -445,10 +433,6 @@ def digits_runs(scale: str) -> list[Run]:
         for model, lr in specs
         for seed in s["digit_seeds"]
     ]
-
-
-def fig_digits(profile: Profile):
-    return gather(digits_runs, profile, subset="scikit-learn's 8x8 digits as a psMNIST proxy (T = 64)")
 
 
 def show_digits(col) -> None:
@@ -529,7 +513,7 @@ def _curves(hist, metrics: tuple) -> dict:
     }
 
 
-def copy_run(cfg: dict, ctx) -> dict:
+def copy_run(cfg: dict, ctx: RunContext) -> dict:
     """Copy memory (Fig. 2): S = 10 symbols, a lag of L blanks, the marker, S - 1 blanks (T = L + 2S), batches drawn
     fresh every step; cross-entropy over all T steps, and the accuracy on the last S steps of a held-out batch."""
     L, S = cfg["lag"], cfg["symbols"]
@@ -550,7 +534,7 @@ def copy_run(cfg: dict, ctx) -> dict:
     return {**_curves(hist, ("ce", "accuracy")), "baseline": copy_memory_baseline(L, length=S, recall_at_marker=True)}
 
 
-def adding_run(cfg: dict, ctx) -> dict:
+def adding_run(cfg: dict, ctx: RunContext) -> dict:
     """Adding problem (Fig. 3): batches drawn fresh every step, MSE read from the last state; held-out MSE on a
     fixed batch every ``eval_every`` steps (the paper: on a fresh batch every 100 steps)."""
     base = 1_000_003 * (ctx.seed + 1)
@@ -662,19 +646,6 @@ def backward_memory(scale: str = "full", lengths=(16, 32), batches=(2, 4)) -> li
                 }
             )
     return rows
-
-
-def fig_copy(profile: Profile):
-    return gather(
-        copy_runs,
-        profile,
-        subset="iterations at L = 10,000 chosen (the figure's axis is lost); "
-        "all 5 seeds shown beside the best of 5 the paper plots",
-    )
-
-
-def fig_adding(profile: Profile):
-    return gather(adding_runs, profile, subset="iterations chosen (the figure's axis is lost); held-out batch fixed")
 
 
 def best_run(runs, key: str):
@@ -799,7 +770,7 @@ def _psmnist_data(cfg: dict):
     return xtr, train_set.labels[: len(xtr)], xte, test_set.labels[: len(xte)], train_set.source
 
 
-def psmnist_run(cfg: dict, ctx) -> dict:
+def psmnist_run(cfg: dict, ctx: RunContext) -> dict:
     """Fig. 5: a roaRNN (rho = 1/2, alpha = 1/(2T), ReLU, N(0,1) init) classifies permuted pixel sequences from its
     last state; Adam, batch 100, shuffled every epoch, lr 0.1 then 0.01 from epoch ``lr_drop``; test accuracy on the
     whole test set after every epoch."""
@@ -875,10 +846,6 @@ def psmnist_runs(scale: str) -> list[Run]:
         for n in s["psmnist_widths"]
         for seed in s["psmnist_seeds"]
     ]
-
-
-def fig_psmnist(profile: Profile):
-    return gather(psmnist_runs, profile, subset="the paper's set-up (60k/10k, 3 sizes x 5 seeds, 20 epochs)")
 
 
 def show_psmnist(col) -> None:
@@ -979,10 +946,6 @@ def ablation_runs(scale: str) -> list[Run]:
     return out
 
 
-def fig_ablation(profile: Profile):
-    return gather(ablation_runs, profile, subset="Fig. 6's lag, length, iterations and learning rates are lost: chosen")
-
-
 def show_ablation(col) -> None:
     tasks = [t for t in ("lag", "length") if any(t in r.config for r in col)]
     fig, ax = plot.figure(len(tasks), 1, width=5 * len(tasks), height=3.4)
@@ -1066,16 +1029,6 @@ def explore_figure(
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-FIGURES = {
-    "ioj": ioj_runs,
-    "rnn_ioj": rnn_ioj_runs,
-    "moons": moons_runs,
-    "digits": digits_runs,
-    "copy": copy_runs,
-    "adding": adding_runs,
-    "ablation": ablation_runs,
-    "psmnist": psmnist_runs,
-}
 
 
 def gap_psmnist(col) -> str:
@@ -1094,74 +1047,134 @@ def gap_digits(col) -> str:
     )
 
 
-REPRODUCES = [
-    {
-        "source": "Thm 2.1",
-        "what": "singular values of a deep roaFNN's IOJ within (corrected) bounds",
-        "figure": "ioj",
-        "data": "generated Gaussian inputs",
-        "note": "the printed lower bound is wrong at finite L (counterexample in the chapter)",
-    },
-    {
-        "source": "Thm 3.1",
-        "what": "all singular values of a roaRNN's IOJ over 10^3-10^4 steps",
-        "figure": "rnn_ioj",
-        "data": "generated Gaussian inputs",
-        "note": "same erratum",
-    },
-    {
-        "source": "Fig. 1",
-        "what": "double moon: shallow vs deep vanilla vs deep and extreme-depth roaFNN",
-        "figure": "moons",
-        "data": "Haykin's double moon, generated",
-        "note": "quick: 2,000 layers; full: the paper's 50,000",
-    },
-    {
-        "source": "Fig. 2",
-        "what": "copy memory task, L = 400, 2,000, 10,000: vanilla RNN vs LSTM vs roaRNN",
-        "figure": "copy",
-        "data": "copy-memory sequences, generated",
-        "note": "quick: L = 20, 60 at N = 64, 150 iterations; full: the paper's set-up, iterations at L = 10,000 "
-        "chosen",
-        "gap": gap_copy,
-    },
-    {
-        "source": "Fig. 3",
-        "what": "adding problem, T = 200, 1,000, 5,000: vanilla RNN vs LSTM vs roaRNN",
-        "figure": "adding",
-        "data": "adding problem, generated",
-        "note": "quick: T = 50, N = 32, rho = 1, 600 iterations; full: the paper's set-up, 5,000 iterations (chosen)",
-        "gap": gap_adding,
-    },
-    {
-        "source": "Fig. 4",
-        "what": "psMNIST illustration (no experiment)",
-        "figure": None,
-        "data": "MNIST",
-        "note": "an illustration, nothing to reproduce",
-    },
-    {
-        "source": "Fig. 5 and table",
-        "what": "psMNIST test accuracy of roaRNN (N = 178/256/512)",
-        "figure": "psmnist",
-        "data": "MNIST (full); quick: permuted scikit-learn 8x8 digits at N = 16/32/64",
-        "note": "full: the paper's set-up on the real 60k/10k MNIST; the other rows copied from the paper",
-        "gap": gap_psmnist,
-    },
-    {
-        "source": "Fig. 6",
-        "what": "eyeRNN (O = I) vs roaRNN (and a vanilla RNN) on psMNIST",
-        "figure": "digits",
-        "data": "proxy: permuted scikit-learn 8x8 digits",
-        "note": "proxy of the psMNIST panel",
-        "gap": gap_digits,
-    },
-    {
-        "source": "Fig. 6",
-        "what": "eyeRNN (O = I) vs roaRNN on copy memory and the adding problem",
-        "figure": "ablation",
-        "data": "copy-memory and adding sequences, generated",
-        "note": "lag, length and learning rates chosen (lost legend); quick: copy only",
-        "gap": gap_ablation,
-    },
+FIGURES = declare(
+    Figure(
+        "ioj",
+        ioj_runs,
+        items=[
+            Item(
+                source="Thm 2.1",
+                what="singular values of a deep roaFNN's IOJ within (corrected) bounds",
+                data="generated Gaussian inputs",
+                note="the printed lower bound is wrong at finite L (counterexample in the chapter)",
+            )
+        ],
+        show=show_ioj,
+        table=ioj_table,
+    ),
+    Figure(
+        "rnn_ioj",
+        rnn_ioj_runs,
+        items=[
+            Item(
+                source="Thm 3.1",
+                what="all singular values of a roaRNN's IOJ over 10^3-10^4 steps",
+                data="generated Gaussian inputs",
+                note="same erratum",
+            )
+        ],
+        table=rnn_ioj_table,
+    ),
+    Figure(
+        "moons",
+        moons_runs,
+        items=[
+            Item(
+                source="Fig. 1",
+                what="double moon: shallow vs deep vanilla vs deep and extreme-depth roaFNN",
+                data="Haykin's double moon, generated",
+                note="quick: 2,000 layers; full: the paper's 50,000",
+            )
+        ],
+        subset="1 seed; the paper's learning rates are unknown (legend only)",
+        show=show_moons,
+    ),
+    Figure(
+        "copy",
+        copy_runs,
+        items=[
+            Item(
+                source="Fig. 2",
+                what="copy memory task, L = 400, 2,000, 10,000: vanilla RNN vs LSTM vs roaRNN",
+                data="copy-memory sequences, generated",
+                note="quick: L = 20, 60 at N = 64, 150 iterations; full: the paper's set-up, iterations at L = 10,000 "
+                "chosen",
+                gap=gap_copy,
+            )
+        ],
+        subset="iterations at L = 10,000 chosen (the figure's axis is lost); "
+        "all 5 seeds shown beside the best of 5 the paper plots",
+        show=show_copy,
+    ),
+    Figure(
+        "adding",
+        adding_runs,
+        items=[
+            Item(
+                source="Fig. 3",
+                what="adding problem, T = 200, 1,000, 5,000: vanilla RNN vs LSTM vs roaRNN",
+                data="adding problem, generated",
+                note="quick: T = 50, N = 32, rho = 1, 600 iterations; full: the paper's set-up, 5,000 iterations "
+                "(chosen)",
+                gap=gap_adding,
+            )
+        ],
+        subset="iterations chosen (the figure's axis is lost); held-out batch fixed",
+        show=show_adding,
+    ),
+    Figure(
+        "psmnist",
+        psmnist_runs,
+        items=[
+            Item(
+                source="Fig. 5 and table",
+                what="psMNIST test accuracy of roaRNN (N = 178/256/512)",
+                data="MNIST (full); quick: permuted scikit-learn 8x8 digits at N = 16/32/64",
+                note="full: the paper's set-up on the real 60k/10k MNIST; the other rows copied from the paper",
+                gap=gap_psmnist,
+            )
+        ],
+        subset="the paper's set-up (60k/10k, 3 sizes x 5 seeds, 20 epochs)",
+        show=show_psmnist,
+        table=psmnist_table,
+    ),
+    Figure(
+        "digits",
+        digits_runs,
+        items=[
+            Item(
+                source="Fig. 6",
+                what="eyeRNN (O = I) vs roaRNN (and a vanilla RNN) on psMNIST",
+                data="proxy: permuted scikit-learn 8x8 digits",
+                note="proxy of the psMNIST panel",
+                gap=gap_digits,
+            )
+        ],
+        subset="scikit-learn's 8x8 digits as a psMNIST proxy (T = 64)",
+        show=show_digits,
+    ),
+    Figure(
+        "ablation",
+        ablation_runs,
+        items=[
+            Item(
+                source="Fig. 6",
+                what="eyeRNN (O = I) vs roaRNN on copy memory and the adding problem",
+                data="copy-memory and adding sequences, generated",
+                note="lag, length and learning rates chosen (lost legend); quick: copy only",
+                gap=gap_ablation,
+            )
+        ],
+        subset="Fig. 6's lag, length, iterations and learning rates are lost: chosen",
+        show=show_ablation,
+    ),
+)
+# the paper's figures and tables that no figure here reproduces (illustrations, say)
+NOT_RUN = [
+    Item(
+        source="Fig. 4",
+        what="psMNIST illustration (no experiment)",
+        data="MNIST",
+        note="an illustration, nothing to reproduce",
+    )
 ]

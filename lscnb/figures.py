@@ -1,0 +1,85 @@
+"""The figure registry: every figure of every chapter declared once, in one shape.
+
+A :class:`Figure` holds what the paper shows (its :class:`Item` s: the paper's figures and tables it reproduces),
+its sweep (``runs(scale)`` for ``"quick"`` and ``"full"``), what the full profile leaves out of the paper's set-up,
+and the functions that plot and tabulate it. A chapter module lists its figures with :func:`declare`; the
+notebooks (``ex.FIGURES["copy"].collect(P)``), the status page, the CLI and the GPU plan all read that list.
+Paper items that nothing reproduces (illustrations, say) are :class:`Item` s in the chapter's ``NOT_RUN``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .config import Profile
+from .sweep import Collected, gather
+
+
+@dataclass(frozen=True)
+class Item:
+    """A figure or table of the source paper: its reference, what it shows, the data, a note and the gap.
+
+    ``gap(col)`` turns the figure's committed full results into a sentence with the paper's number beside ours."""
+
+    source: str
+    what: str
+    data: str = ""
+    note: str = ""
+    gap: Callable[[Collected], str] | None = None
+
+    def __post_init__(self):
+        for name in ("source", "what"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"Item.{name} must be a non-empty string, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a chapter: the paper items it reproduces, its sweep, its subset note, its plot and table."""
+
+    name: str
+    runs: Callable[[str], list]
+    items: tuple[Item, ...] = ()
+    subset: str = ""
+    show: Callable | None = None
+    table: Callable | None = None
+    collector: Callable[..., Collected] | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"Figure.name must be an identifier, got {self.name!r}")
+        if not callable(self.runs):
+            raise ValueError(f"Figure {self.name!r}: runs must be callable (scale -> runs)")
+        object.__setattr__(self, "items", tuple(self.items))
+        if not all(isinstance(i, Item) for i in self.items):
+            raise ValueError(f"Figure {self.name!r}: items must be Item instances")
+
+    def __call__(self, scale: str) -> list:
+        """The figure's runs at ``scale`` (``"quick"`` or ``"full"``)."""
+        return self.runs(scale)
+
+    def collect(self, profile: Profile, **options) -> Collected:
+        """The figure's results for ``profile``: replayed, loaded or computed (:func:`lscnb.sweep.gather`)."""
+        if self.collector is not None:
+            return self.collector(profile, **options)
+        return gather(self.runs, profile, subset=self.subset, **options)
+
+
+def declare(*figures: Figure) -> dict[str, Figure]:
+    """A chapter's figures by name, checking that each name is declared once."""
+    out = {}
+    for fig in figures:
+        if not isinstance(fig, Figure):
+            raise ValueError(f"declare takes Figure instances, got {type(fig).__name__}")
+        if fig.name in out:
+            raise ValueError(f"figure {fig.name!r} is declared twice")
+        out[fig.name] = fig
+    return out
+
+
+def items(module) -> list[tuple[Item, str | None]]:
+    """Every paper item of a chapter ``module`` with the figure that reproduces it (None: nothing does), in the
+    order the chapter declares them."""
+    pairs = [(item, fig.name) for fig in module.FIGURES.values() for item in fig.items]
+    return pairs + [(item, None) for item in getattr(module, "NOT_RUN", ())]
