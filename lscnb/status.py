@@ -7,6 +7,9 @@ items in ``NOT_RUN`` that nothing reproduces.
 
 from __future__ import annotations
 
+import html
+import re
+
 from .experiments import chapter_module, chapters
 from .figures import Item, items
 from .results import store_for
@@ -102,3 +105,210 @@ def markdown(table: list[dict]) -> str:
             + md_table(part, ["source", "what", "figure", "status", "hardware", "data", "gap", "note"])
         )
     return "\n".join(text)
+
+
+# The status page in HTML: a summary per chapter with a stacked bar, then one narrow table per chapter (reference,
+# what, status, paper vs ours) whose long text (figure key, hardware, data, note) goes on a smaller line under the row.
+# The style sheet travels with the HTML (one <style> element), so the page reads the same in the built book, in
+# Jupyter and offline; every text is escaped.
+
+COLOURS = {  # by summary's classes; another class gets grey
+    "paper scale": "#2e8b57",
+    "partial": "#e3a21a",
+    "quick only": "#7fb2dc",
+    "not reproduced": "#c8c8c8",
+}
+TABLE_COLUMNS = ("paper", "what", "status", "paper vs ours")
+LONG_GAP = 80  # characters: a longer gap text gets a line of its own under its row, across the table
+
+STYLE = """<style>
+div.lscnb-status { font-size: 0.85rem; line-height: 1.35; max-width: 100%; }
+div.lscnb-status table.lscnb-st { width: 100%; table-layout: fixed; border-collapse: collapse; margin: 0.3rem 0 1rem;
+  font-size: 0.85rem; }
+div.lscnb-status table.lscnb-st th, div.lscnb-status table.lscnb-st td { padding: 0.2rem 0.4rem; text-align: left;
+  vertical-align: top; overflow-wrap: break-word; border: none; white-space: normal; }
+div.lscnb-status table.lscnb-st thead th { border-bottom: 2px solid #999; font-weight: 600;
+  overflow-wrap: normal; vertical-align: bottom; }
+div.lscnb-status table.lscnb-st tbody { border-bottom: 1px solid #ddd; }
+div.lscnb-status table.lscnb-st tbody:nth-of-type(even) { background: rgba(127, 127, 127, 0.07); }
+div.lscnb-status table.lscnb-st tr.lscnb-st-gap td { padding-top: 0; }
+div.lscnb-status table.lscnb-st tr.lscnb-st-more td { padding-top: 0; color: #666; font-size: 0.78rem; }
+div.lscnb-status table.lscnb-st td.lscnb-st-n, div.lscnb-status table.lscnb-st th.lscnb-st-n { text-align: right;
+  font-variant-numeric: tabular-nums; }
+div.lscnb-status table.lscnb-st-summary thead th { font-size: 0.78rem; }
+div.lscnb-status table.lscnb-st tr.lscnb-st-total td { border-top: 2px solid #999; font-weight: 600; }
+div.lscnb-status .lscnb-st-sub { display: block; color: #666; font-size: 0.78rem; }
+div.lscnb-status .lscnb-st-none { color: #999; }
+div.lscnb-status .lscnb-st-badge { display: inline-block; padding: 0 0.3rem; border-radius: 0.6rem; color: #111;
+  font-size: 0.78rem; max-width: 100%; }
+div.lscnb-status .lscnb-st-bar { display: flex; height: 0.9rem; margin-top: 0.15rem; border-radius: 2px;
+  overflow: hidden; background: #eee; }
+div.lscnb-status .lscnb-st-bar span { display: block; height: 100%; }
+div.lscnb-status .lscnb-st-swatch { display: inline-block; width: 0.8rem; height: 0.8rem; margin: 0 0.25rem -0.1rem 0;
+  border-radius: 2px; }
+div.lscnb-status code { font-size: 0.95em; }
+</style>"""
+
+
+def kind(row: dict) -> str:
+    """The row's class, exactly as :func:`summary` counts it."""
+    return next(k for k, v in summary([row]).items() if v)
+
+
+_VENDOR_WORDS = r"\b(NVIDIA|GeForce|Tesla|Intel|AMD|Apple|Processor|CPU|\d+\s*[GM]B|HBM\d*e?|PCIe|SXM\d*)\b"
+
+
+def short_device(name: str) -> str:
+    """A device name short enough for a table cell: ``NVIDIA H100 80GB HBM3`` -> ``H100``,
+    ``Intel(R) Xeon(R) Processor (16 cores)`` -> ``Xeon, 16 cores``."""
+    name = name.strip()
+    cores = re.search(r"\((\d+) cores?\)", name)
+    text = re.sub(r"\((R|TM|C)\)|\(\d+ cores?\)|@.*$", "", name, flags=re.I)
+    text = re.sub(_VENDOR_WORDS, "", text)
+    text = re.sub(r"\s+", " ", text).strip(" ,-") or name
+    return f"{text}, {cores.group(1)} cores" if cores else text
+
+
+def short_hardware(hardware: str) -> str:
+    """:func:`short_device` of each device in a row's ``hardware`` (comma-separated); ``""`` for ``—``."""
+    if hardware.strip() in ("", "—"):
+        return ""
+    return "; ".join(short_device(d) for d in re.split(r",\s*(?![^()]*\))", hardware) if d.strip())
+
+
+def by_chapter(table: list[dict]) -> list[tuple[str, list[dict]]]:
+    """The rows grouped by chapter, chapters in order of first appearance."""
+    groups: dict[str, list[dict]] = {}
+    for r in table:
+        groups.setdefault(r["chapter"], []).append(r)
+    return list(groups.items())
+
+
+def chapter_counts(table: list[dict]) -> dict[str, dict]:
+    """:func:`summary` of each chapter's rows, chapters in order of first appearance."""
+    return {ch: summary(part) for ch, part in by_chapter(table)}
+
+
+def _esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _bar(counts: dict) -> str:
+    total = sum(counts.values())
+    if not total:
+        return '<div class="lscnb-st-bar"></div>'
+    spans = "".join(
+        f'<span style="width:{100 * n / total:.3f}%;background:{COLOURS.get(k, "#999")}" title="{_esc(k)}: {n}"></span>'
+        for k, n in counts.items()
+        if n
+    )
+    return f'<div class="lscnb-st-bar" role="img" aria-label="{_esc(_counts_text(counts))}">{spans}</div>'
+
+
+def _counts_text(counts: dict) -> str:
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def _swatch(k: str) -> str:
+    return f'<span class="lscnb-st-swatch" style="background:{COLOURS.get(k, "#999")}"></span>'
+
+
+def summary_html(table: list[dict], style: bool = True) -> str:
+    """A table of the counts by class per chapter and in total, each with a stacked bar; the column heads carry the
+    bars' colours (``style``: with the style sheet)."""
+    classes = list(summary([]))
+    per = chapter_counts(table)
+    total = summary(table)
+    head = (
+        '<tr><th style="width:14%">chapter</th>'
+        + "".join(f'<th class="lscnb-st-n" style="width:13%">{_swatch(k)}{_esc(k)}</th>' for k in classes)
+        + '<th class="lscnb-st-n" style="width:8%">total</th><th></th></tr>'
+    )
+
+    def line(name: str, counts: dict, cls: str = "") -> str:
+        zero = '<span class="lscnb-st-none">0</span>'
+        cells = "".join(f'<td class="lscnb-st-n">{n or zero}</td>' for n in counts.values())
+        return (
+            f'<tr class="{cls}"><td>{name}</td>{cells}<td class="lscnb-st-n">{sum(counts.values())}</td>'
+            f"<td>{_bar(counts)}</td></tr>"
+        )
+
+    body = "".join(line(f"<code>{_esc(ch)}</code>", c) for ch, c in per.items())
+    body += line("all", total, "lscnb-st-total")
+    return (
+        (STYLE if style else "")
+        + '<div class="lscnb-status">'
+        + f'<table class="lscnb-st lscnb-st-summary"><thead>{head}</thead><tbody>{body}</tbody></table></div>'
+    )
+
+
+def _status_cell(row: dict) -> str:
+    k = kind(row)
+    sub = "; ".join(re.findall(r"\(([^)]*)\)", row["status"]))
+    return (
+        f'<span class="lscnb-st-badge" style="background:{COLOURS.get(k, "#999")}" title="{_esc(row["status"])}">'
+        f"{_esc(k)}</span>" + (f'<span class="lscnb-st-sub">{_esc(sub)}</span>' if sub else "")
+    )
+
+
+def _more(row: dict) -> str:
+    """The row's second line: its figure key and the hardware its full runs ran on, data and note (those that say
+    something)."""
+    parts = []
+    if row.get("figure", "—") not in ("", "—"):
+        parts.append(f"figure <code>{_esc(row['figure'])}</code>")
+    if hardware := short_hardware(row.get("hardware", "—")):
+        parts.append(f"<em>ran on</em> {_esc(hardware)}")
+    for label, key in (("data", "data"), ("note", "note")):
+        text = str(row.get(key, "")).strip()
+        if text and text != "—":
+            parts.append(f"<em>{label}:</em> {_esc(text)}")
+    return " · ".join(parts)
+
+
+def _widths(part: list[dict]) -> tuple[int, ...]:
+    """Column widths in percent for :data:`TABLE_COLUMNS`: the reference column is wider where a reference is long
+    (an author and year), the gap column narrow without gaps and widest where many rows have long ones."""
+
+    def texts(key: str) -> list[str]:
+        return [t for r in part if (t := str(r.get(key, "")).strip()) not in ("", "—")]
+
+    def longest(key: str) -> int:
+        return max(map(len, texts(key)), default=0)
+
+    gaps = sum(len(t) <= LONG_GAP for t in texts("gap"))
+    source = 20 if longest("source") > 32 else 14
+    short_gaps = [t for t in texts("gap") if len(t) <= LONG_GAP]
+    gap = 12 if not short_gaps else 22 if 3 * gaps < len(part) or max(map(len, short_gaps)) <= 60 else 30
+    return source, 100 - source - 18 - gap, 18, gap
+
+
+def chapter_html(part: list[dict], style: bool = False) -> str:
+    """One chapter's rows as a table of :data:`TABLE_COLUMNS` that fits the page width (fixed layout, text wraps).
+    Under each row, across the what, status and gap columns: a gap text longer than :data:`LONG_GAP` characters on
+    a line of its own, then the figure key, data and note in a smaller font."""
+    cols = "".join(f'<col style="width:{w}%">' for w in _widths(part))
+    head = "".join(f"<th>{_esc(c)}</th>" for c in TABLE_COLUMNS)
+    span = len(TABLE_COLUMNS) - 1
+    body = []
+    for r in part:
+        gap = str(r.get("gap", "—")).strip()
+        extra = []
+        if gap in ("", "—"):
+            gap_cell = '<span class="lscnb-st-none">—</span>'
+        elif len(gap) > LONG_GAP:
+            gap_cell = '<span class="lscnb-st-none">below</span>'
+            extra.append(f'<tr class="lscnb-st-gap"><td colspan="{span}"><em>paper vs ours:</em> {_esc(gap)}</td></tr>')
+        else:
+            gap_cell = _esc(gap)
+        if more := _more(r):
+            extra.append(f'<tr class="lscnb-st-more"><td colspan="{span}">{more}</td></tr>')
+        body.append(
+            f'<tbody><tr><td rowspan="{1 + len(extra)}">{_esc(r["source"])}</td><td>{_esc(r["what"])}</td>'
+            f"<td>{_status_cell(r)}</td><td>{gap_cell}</td></tr>{''.join(extra)}</tbody>"
+        )
+    return (
+        (STYLE if style else "")
+        + f'<div class="lscnb-status"><table class="lscnb-st lscnb-st-chapter"><colgroup>{cols}</colgroup>'
+        + f"<thead><tr>{head}</tr></thead>{''.join(body)}</table></div>"
+    )

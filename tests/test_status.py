@@ -1,3 +1,5 @@
+from html.parser import HTMLParser
+
 import pytest
 
 from lscnb import status
@@ -96,3 +98,158 @@ def test_status_classifies_each_kind_of_item_by_its_committed_runs(stores, monke
     assert [r["gap"] for r in table] == ["1.0 vs 1.5", "(gap not computable: ZeroDivisionError)", "—", "—", "—"]
     assert table[0]["hardware"] == prov["device_name"] and table[3]["hardware"] == table[4]["hardware"] == "—"
     assert status.summary(table) == {"paper scale": 2, "partial": 1, "quick only": 1, "not reproduced": 1}
+
+
+# The status page's HTML, on a fabricated list of rows shaped as chapter_rows makes them.
+
+
+def _row(chapter, source, status_text, gap="—", hardware="—", what="w", data="generated", note="", figure="f"):
+    return {
+        "chapter": chapter,
+        "source": source,
+        "what": what,
+        "data": data,
+        "note": note,
+        "figure": figure,
+        "status": status_text,
+        "hardware": hardware,
+        "gap": gap,
+    }
+
+
+_LONG_GAP = "paper: between 3 and 6; ours: " + "x" * 120
+_ROWS = [
+    _row("alpha", "Fig. 1", "paper scale (2026-01-02)", gap="0.91 vs 0.9", hardware="NVIDIA H100 80GB HBM3"),
+    _row("alpha", "Fig. 2 <b>", "full run partial (1/2 runs); quick in the book", what="a < b & c", note="<script>"),
+    _row("alpha", "Tab. 1", "not reproduced", figure="—", data="—"),
+    _row("beta", "Fig. 3", "quick scale only (full run owed)"),
+    _row("beta", "Fig. 4", "paper scale (2026-01-03)", gap=_LONG_GAP, hardware="AMD EPYC (2 cores), Intel(R) Xeon X"),
+    _row("beta", "Fig. 5", "paper scale (2026-01-03)", hardware="Intel(R) Xeon(R) Processor (16 cores)"),
+]
+
+
+class _Cells(HTMLParser):
+    """The text of every cell, row by row, of each table; and the number of columns its header has."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.tables, self.heads, self._cell = [], [], None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+            self.heads.append(0)
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag == "th":
+            self.heads[-1] += 1
+            self._cell = []
+        elif tag == "td":
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            if tag == "td":
+                self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def test_kind_is_the_class_summary_counts():
+    assert [status.kind(r) for r in _ROWS] == [
+        "paper scale",
+        "partial",
+        "not reproduced",
+        "quick only",
+        "paper scale",
+        "paper scale",
+    ]
+    for r in _ROWS:
+        assert status.summary([r])[status.kind(r)] == 1
+
+
+def test_chapter_counts_and_the_summary_table():
+    assert status.chapter_counts(_ROWS) == {
+        "alpha": {"paper scale": 1, "partial": 1, "quick only": 0, "not reproduced": 1},
+        "beta": {"paper scale": 2, "partial": 0, "quick only": 1, "not reproduced": 0},
+    }
+    html_text = status.summary_html(_ROWS)
+    assert html_text.startswith("<style>") and "http" not in html_text  # styled inline, nothing loaded
+    cells = _Cells(html_text)
+    assert len(cells.tables) == 1 and cells.heads == [7]
+    body = [row[:-1] for row in cells.tables[0] if row]  # the last cell is the bar
+    assert body == [
+        ["alpha", "1", "1", "0", "1", "3"],
+        ["beta", "2", "0", "1", "0", "3"],
+        ["all", "3", "1", "1", "1", "6"],
+    ]
+    # one bar segment per non-zero count, widths in proportion
+    assert html_text.count('title="paper scale: 2"') == 1 and html_text.count('title="paper scale: 3"') == 1
+    assert 'width:66.667%;background:#2e8b57" title="paper scale: 2"' in html_text  # beta: 2 of 3
+    assert 'width:50.000%;background:#2e8b57" title="paper scale: 3"' in html_text  # all: 3 of 6
+
+
+def test_chapter_tables_show_every_item_once_escaped_and_narrow():
+    html_text = "".join(status.chapter_html(part) for _, part in status.by_chapter(_ROWS))
+    cells = _Cells(html_text)
+    assert len(cells.tables) == 2 and all(n <= 4 for n in cells.heads)
+    first = [row[0] for table in cells.tables for row in table if len(row) == len(status.TABLE_COLUMNS)]
+    assert first == [r["source"] for r in _ROWS]  # each item once, in order
+    # text is escaped, never markup
+    assert "<script>" not in html_text and "&lt;script&gt;" in html_text
+    assert "<b>" not in html_text and "Fig. 2 &lt;b&gt;" in html_text and "a &lt; b &amp; c" in html_text
+    # status cells: the class, and the date or run count under it
+    statuses = [row[2] for table in cells.tables for row in table if len(row) == len(status.TABLE_COLUMNS)]
+    assert statuses == [
+        "paper scale2026-01-02",
+        "partial1/2 runs",
+        "not reproduced",
+        "quick onlyfull run owed",
+        "paper scale2026-01-03",
+        "paper scale2026-01-03",
+    ]
+    # a short gap in its column; a long one whole on its own line under the row; the second line: figure key,
+    # hardware shortened, data and note, each only where it says something (Tab. 1 has none, so no second line)
+    alpha, beta = ([row for row in table if row] for table in cells.tables)
+    assert alpha == [
+        ["Fig. 1", "w", "paper scale2026-01-02", "0.91 vs 0.9"],
+        ["figure f · ran on H100 · data: generated"],
+        ["Fig. 2 <b>", "a < b & c", "partial1/2 runs", "—"],
+        ["figure f · data: generated · note: <script>"],
+        ["Tab. 1", "w", "not reproduced", "—"],
+    ]
+    assert beta[2] == ["Fig. 4", "w", "paper scale2026-01-03", "below"]
+    assert beta[3] == ["paper vs ours: " + _LONG_GAP]
+    assert beta[4] == ["figure f · ran on EPYC, 2 cores; Xeon X · data: generated"]
+
+
+@pytest.mark.parametrize(
+    "name, short",
+    [
+        ("NVIDIA H100 80GB HBM3", "H100"),
+        ("NVIDIA A100-SXM4-40GB", "A100"),
+        ("NVIDIA GeForce RTX 4090", "RTX 4090"),
+        ("Intel(R) Xeon(R) Processor (16 cores)", "Xeon, 16 cores"),
+        ("AMD EPYC (2 cores)", "EPYC, 2 cores"),
+        ("Intel(R) Core(TM) i7-9750H CPU @ 2.60GHz", "Core i7-9750H"),
+    ],
+)
+def test_short_device(name, short):
+    assert status.short_device(name) == short
+
+
+def test_short_hardware_splits_devices_and_drops_a_dash():
+    assert status.short_hardware("AMD EPYC (2 cores), Intel(R) Xeon(R) Processor (16 cores)") == (
+        "EPYC, 2 cores; Xeon, 16 cores"
+    )
+    assert status.short_hardware("—") == ""
+
+
+def test_column_widths_fill_the_table():
+    for _, part in status.by_chapter(_ROWS):
+        widths = status._widths(part)
+        assert len(widths) == len(status.TABLE_COLUMNS) and sum(widths) == 100 and min(widths) >= 10
