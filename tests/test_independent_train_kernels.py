@@ -203,3 +203,29 @@ def test_power_radius_of_a_rotation_pair():
     assert float(jacobian.spectral_radius(m, method="power", iters=50)) == pytest.approx(0.7, rel=1e-10)
     big = torch.block_diag(m, torch.diag(torch.tensor([0.2, -0.5], dtype=D)))
     assert float(jacobian.spectral_radius(big)) == pytest.approx(0.7, rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------------ pretrain's measures
+def test_differentiable_radius_and_norm_values_and_gradients():
+    """max |eig| and ||J||_2 against numpy, their gradients against float64 finite differences (gradcheck); a tall
+    matrix is cut to some ordering of k of its rows."""
+    import itertools
+
+    import numpy as np
+
+    from lscnb.pretrain import differentiable_norm, differentiable_radius
+
+    J = torch.tensor([[0.9, 0.3, -0.2], [0.1, -0.4, 0.5], [0.2, 0.1, 0.3]], dtype=D)
+    assert float(differentiable_radius(J)) == pytest.approx(float(np.abs(np.linalg.eigvals(J.numpy())).max()), 1e-12)
+    assert float(differentiable_norm(J)) == pytest.approx(float(np.linalg.svd(J.numpy())[1][0]), rel=1e-12)
+    assert torch.autograd.gradcheck(differentiable_radius, (J.clone().requires_grad_(True),))
+    assert torch.autograd.gradcheck(differentiable_norm, (J.clone().requires_grad_(True),))
+    tall = torch.tensor([[0.5, 0.1], [0.3, -0.8], [2.0, 0.4]], dtype=D)
+    options = {
+        round(float(np.abs(np.linalg.eigvals(tall.numpy()[list(rows)])).max()), 12)
+        for rows in itertools.permutations(range(3), 2)
+    }
+    got = round(float(differentiable_radius(tall, torch.Generator().manual_seed(0))), 12)
+    assert got in options
+    wide_norm = float(differentiable_norm(tall.T))
+    assert wide_norm == pytest.approx(float(np.linalg.svd(tall.numpy())[1][0]), rel=1e-12)
