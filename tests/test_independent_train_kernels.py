@@ -106,7 +106,7 @@ def test_eval_schedule_and_after_step(steps, expected):
         lr=0.1,
         optimizer="sgd",
         progress=False,
-        eval_fn=lambda m: {"w0": m.weight[0, 0]},
+        eval_fn=lambda m: {"w0": m.weight[0, 0].detach()},
         eval_every=2,
         after_step=lambda m, k: seen.append((k, float(m.weight[0, 0].detach()))),
     )
