@@ -1,0 +1,199 @@
+"""The chapter's shared pieces: its name, the sizes of figures ``ood``, ``ablation`` and ``comparison``, the
+extreme held-out splits, the model table and builders, the training loop and accuracy every run uses, the basic-task
+run (:func:`task_run`) and the tables of model names and mean accuracies that several figures read."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import checks
+from ...data.objects import load_objects
+from ...data.relational import APPENDIX_UNSEEN, SEPARATED, TASKS, UNSEEN, split
+from ...models.relational import (
+    ESBN,
+    CoRelNet,
+    CoRelNetMix,
+    CoRelNetT,
+    LSTMBaseline,
+    MLPBaseline,
+    PrediNet,
+    TransformerBaseline,
+    encode_objects,
+    nhid_width,
+)
+from ...models.relational_baselines import MNM, NTM, RelationNetwork
+from ...sweep import RunContext
+
+CHAPTER = "corelnet"
+
+SIZES = {
+    "quick": dict(iters=300, seeds=[0], test=2000),
+    "full": dict(iters=5000, seeds=[0, 1, 2], test=20000),
+}
+"""Figs. 5.3, 5.4 and the hidden-order comparison (4x the steps). Quick: 300 steps; over seeds 0-2 CoRelNet was at 1.0
+on all four tasks, the Transformer within 0.16 of chance, cat and asym below 0.93, CoRelNet diff's comparison at
+0.75-0.80 after 1000 steps."""
+EXTREME_M = {"same_different": 98, "rmts": 95, "dist3": 95, "identity_rules": 95}
+SEGMENTS = {"rmts": [2, 2, 2], "rmts3": [3, 3, 3]}
+UNSEEN_M = {"rmts3": 94, "same_diff6": 98, "identity_rules4": 94, "identity_rules4_missing": 94}
+
+
+def _embeddings(seed: int = 0):
+    objs = load_objects()
+    return encode_objects(objs.images, seed=seed), objs.source
+
+
+MODELS = {
+    "corelnet": (CoRelNet, {}),
+    "cat": (CoRelNet, {"variant": "cat"}),
+    "asym": (CoRelNet, {"variant": "asym"}),
+    "diff": (CoRelNet, {"variant": "diff"}),
+    "corelnet_t": (CoRelNetT, {}),
+    "corelnet_t_cat": (CoRelNetT, {"cat": True}),
+    "asym_corelnet_t": (CoRelNetT, {"asym": True}),
+    "esbn": (ESBN, {}),
+    "asym_esbn": (ESBN, {"asym": True}),
+    "esbn_cat": (ESBN, {"cat": True}),
+    "transformer": (TransformerBaseline, {}),
+    "sym_transformer": (TransformerBaseline, {"symmetric": True}),
+    "lstm": (LSTMBaseline, {}),
+    "mlp": (MLPBaseline, {}),
+    "predinet": (PrediNet, {}),
+    "mix": (CoRelNetMix, {}),
+    "rn": (RelationNetwork, {}),
+    "ntm": (NTM, {}),
+    "mnm": (MNM, {}),
+}
+"""Every model of the chapter by name: its class and keyword arguments (``corelnet_nhid`` is built by :func:`build`)."""
+
+
+def build(model: str, T: int, classes: int, segments: list | None = None):
+    """The model named ``model`` (:data:`MODELS` or ``corelnet_nhid``) for sequences of ``T`` objects and ``classes``
+    labels."""
+    if model == "corelnet_nhid":
+        return CoRelNet(T, classes, hidden=nhid_width(T, classes), segments=segments)
+    cls, kw = MODELS[checks.one_of(model, [*MODELS, "corelnet_nhid"], "model")]
+    return cls(T, classes, segments=segments, **kw)
+
+
+def make_model(model: str, task: str):
+    """:func:`build` for a task of the ESBN suite (its length, classes and TCN segments)."""
+    _, T, classes = {**TASKS, **UNSEEN, **SEPARATED, **APPENDIX_UNSEEN}.get(task, (None, 2, 2))
+    return build(model, T, classes, SEGMENTS.get(task))
+
+
+def train_eval(
+    model,
+    emb,
+    gen_fn,
+    train_shapes,
+    test_shapes,
+    iters: int,
+    test: int,
+    seed: int,
+    lr: float = 5e-4,
+    test_fn=None,
+    l1: float = 0.0,
+    device="cpu",
+) -> dict:
+    """Adam (lr 5e-4 as in the code, batch 96) on fresh samples from the training shapes; accuracy on the test shapes
+    (OOD) and
+    on the training shapes. ``test_fn`` (default ``gen_fn``) generates the OOD test set (unseen relations). ``emb``
+    (N, 128) is the frozen object table, or ``None`` for a model that takes index sequences (:class:`Encoded`),
+    whose ``l1()`` is added to the loss with weight ``l1``. Samples are drawn on the CPU (the same stream on any
+    machine) and moved to ``device``, where the model and the object table compute. A model with a ``reconstruction``
+    meta-objective (:class:`~lscnb.models.relational_baselines.MNM`) adds it to the loss, as in the ESBN code."""
+    device = torch.device(device)
+    g = torch.Generator().manual_seed(seed)
+    model.to(device)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    emb = None if emb is None else emb.to(device)
+    inputs = (lambda seq: seq.to(device)) if emb is None else (lambda seq: emb[seq.to(device)])
+    losses = []
+    for _it in range(iters):
+        seq, y = gen_fn(train_shapes, 96, g)
+        loss = torch.nn.functional.cross_entropy(model(inputs(seq)), y.to(device))
+        if getattr(model, "reconstruction", None) is not None:
+            loss = loss + model.reconstruction
+        if l1:
+            loss = loss + l1 * model.l1()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    out = {"loss": np.array(losses)}
+    for name, shapes, fn in (("ood", test_shapes, test_fn or gen_fn), ("iid", train_shapes, gen_fn)):
+        out[name] = accuracy(model, inputs, fn, shapes, test, seed)
+    return out
+
+
+def accuracy(model, inputs, fn, shapes, test: int, seed: int) -> float:
+    """Accuracy of ``model`` (in eval mode) on ``test`` samples of ``fn`` from ``shapes``, drawn from seed ``10000 +
+    seed``
+    (the same test set for every model); ``inputs`` maps index sequences to the model's input."""
+    model.eval()
+    with torch.no_grad():
+        seq, y = fn(shapes, test, torch.Generator().manual_seed(10_000 + seed))
+        pred = torch.cat([model(inputs(s)).argmax(-1).cpu() for s in seq.split(1000)])
+    model.train()
+    return float((pred == y).float().mean())
+
+
+def task_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on one task at one held-out split m."""
+    torch.manual_seed(ctx.seed)
+    emb, source = _embeddings(ctx.seed)
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
+    net = make_model(cfg["model"], cfg["task"])
+    out = train_eval(
+        net,
+        emb,
+        TASKS[cfg["task"]][0],
+        train_shapes,
+        test_shapes,
+        cfg["iters"],
+        cfg["test"],
+        ctx.seed,
+        device=ctx.device,
+    )
+    if isinstance(net, CoRelNetMix):
+        out["similarity_share"] = similarity_share(net, emb, TASKS[cfg["task"]][0], test_shapes, cfg["test"], ctx.seed)
+    out["objects"] = source
+    return out
+
+
+def similarity_share(net: CoRelNetMix, emb, fn, shapes, test: int, seed: int) -> float:
+    """The fraction of test samples for which CoRelNet_mix's competition picks the similarity rule."""
+    net.eval()
+    device = next(net.parameters()).device
+    with torch.no_grad():
+        seq, _ = fn(shapes, test, torch.Generator().manual_seed(10_000 + seed))
+        share = float(net.choice(net.tcn(emb.to(device)[seq.to(device)]))[:, 0].mean())
+    net.train()
+    return share
+
+
+CURVE_MODELS = {
+    "corelnet": "CoRelNet",
+    "corelnet_t": "CoRelNet-T",
+    "esbn": "ESBN",
+    "transformer": "Transformer",
+    "lstm": "LSTM",
+    "mlp": "MLP",
+}
+
+
+def accuracy_table(*cols) -> dict:
+    """``{(task, model): mean OOD accuracy over seeds}`` over the given collections."""
+    out = {}
+    for col in cols:
+        for r in col:
+            out.setdefault((r.config["task"], r.config["model"]), []).append(r["ood"])
+    return {k: float(np.mean(v)) for k, v in out.items()}
+
+
+CAT_PAIRS = {"corelnet": "cat", "corelnet_t": "corelnet_t_cat", "esbn": "esbn_cat"}
+"""Fig. 5.4 (left), Figs. C.7 and C.12: each relational-only model and its relational + sensory version, whose decoder
+(CoRelNet's MLP, CoRelNet-T's tokens, ESBN's controller) also reads the embeddings."""

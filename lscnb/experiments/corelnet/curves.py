@@ -1,0 +1,373 @@
+"""Figs. C.4 and C.7-C.11 and the three-model averages of Fig. 5.4: accuracy against the number of held-out
+objects m (figures ``mcurve_encoder``, ``mcurve_sym``, ``mcurve_cat``, ``mcurve_unseen``, ``mcurve_unseen_encoder``,
+``separated``), with the curve tables and plots every such figure shares."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import plot
+from ...data.objects import load_objects
+from ...data.relational import SEPARATED, TASKS, UNSEEN, colours, split
+from ...models.relational import Encoded, encode_colours, encode_objects
+from ...sweep import Run, RunContext
+from .common import CAT_PAIRS, CHAPTER, CURVE_MODELS, EXTREME_M, UNSEEN_M, make_model, task_run, train_eval
+from .comparison import SIZE_MODELS
+from .encoders import encoder_run
+from .ood import M_GRID
+from .unseen import unseen_run
+
+# --------------------------------------------------------------------------------------------- Figs. C.8-C.11
+UNSEEN_GRID = {t: [0, 50, 85, m] for t, m in UNSEEN_M.items()}
+ENCODER_MODELS = ["corelnet", "corelnet_t", "esbn"]
+"""Fig. 5.4 (right) and Fig. 5.5 (right): ESBN, CoRelNet and CoRelNet-T behind a random frozen or a learned encoder."""
+APPENDIX_SIZES = {
+    "quick": dict(
+        encoder=dict(tasks=["same_different"], models=["corelnet"], encoders=["random"], iters=60),
+        sym=dict(tasks=["same_different"], models=["asym", "asym_corelnet_t", "sym_transformer"], iters=60),
+        cat=dict(tasks=["same_different"], models=["cat", "corelnet_t_cat"], iters=60),
+        unseen=dict(tasks=["rmts3"], models={"corelnet": 300, "mlp": 100}, lr=2e-3),
+        unseen_encoder=dict(tasks=["rmts3"], models=["corelnet"], encoders=["random"], iters=300, lr=2e-3),
+        seeds=[0],
+        test=1000,
+        skip=[50, 85],
+    ),
+    "full": dict(
+        encoder=dict(tasks=list(TASKS), models=ENCODER_MODELS, encoders=["random", "learned"], iters=5000),
+        sym=dict(tasks=list(TASKS), models=["asym", "asym_corelnet_t", "asym_esbn", "sym_transformer"], iters=5000),
+        cat=dict(tasks=list(TASKS), models=list(CAT_PAIRS.values()), iters=5000),
+        unseen=dict(tasks=list(UNSEEN_M), models={m: 5000 for m in CURVE_MODELS}, lr=5e-4),
+        unseen_encoder=dict(
+            tasks=list(UNSEEN_M), models=ENCODER_MODELS, encoders=["random", "learned"], iters=5000, lr=5e-4
+        ),
+        seeds=[0, 1, 2],
+        test=20000,
+        skip=[],
+    ),
+}
+"""The appendix's accuracy-vs-m curves behind Figs. 5.4 and 5.5 (thesis Figs. C.8-C.11), on the m grid of figure
+``mcurve``. Full: the paper's 5000 steps, 3 of 10 seeds. Quick (a few seconds in all): same/different with the random
+encoder, the asymmetric CoRelNet and CoRelNet-T, the symmetric Transformer and the relational + sensory CoRelNet and
+CoRelNet-T at
+m in {0, 98} (60 steps, as figure ``mcurve``; the ESBN variants, ~4 s a run here, are in the full profile only), RMTS 3
+at m = 0 with the set-up of
+figure ``unseen`` (whose extreme-m runs complete every curve of Fig. C.10, in both profiles) and RMTS 3 behind the
+random encoder at m in {0, 94}. The
+learned encoder (~0.1 s a step for two images on this CPU) runs in the full profile only."""
+
+
+def unseen_encoder_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on an unseen-relation task behind a random frozen or a learned conv encoder (Fig. 5.5 right)."""
+    torch.manual_seed(ctx.seed)
+    objs = load_objects()
+    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=ctx.seed, learn=cfg["encoder"] == "learned")
+    fn = UNSEEN[cfg["task"]][0]
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
+    out = train_eval(
+        net,
+        None,
+        lambda sh, b, g: fn(sh, b, g, phase="train"),
+        train_shapes,
+        test_shapes,
+        cfg["iters"],
+        cfg["test"],
+        ctx.seed,
+        lr=cfg.get("lr", 5e-4),
+        test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"),
+        device=ctx.device,
+    )
+    out["objects"] = objs.source
+    return out
+
+
+def _grid(task: str, s: dict) -> list[int]:
+    return [m for m in {**M_GRID, **UNSEEN_GRID}[task] if m not in s["skip"]]
+
+
+def mcurve_encoder_runs(scale: str) -> list[Run]:
+    """Fig. C.8: the four basic tasks against m behind a random frozen or a learned encoder."""
+    s = APPENDIX_SIZES[scale]
+    e = s["encoder"]
+    return [
+        Run(
+            CHAPTER,
+            "mcurve_encoder",
+            f"{task}-{model}-{enc}-m{m}-s{seed}",
+            encoder_run,
+            dict(task=task, model=model, encoder=enc, m=m, iters=e["iters"], test=s["test"], seed=seed),
+        )
+        for task in e["tasks"]
+        for model in e["models"]
+        for enc in e["encoders"]
+        for m in _grid(task, s)
+        for seed in s["seeds"]
+    ]
+
+
+def _ablation_curve_runs(scale: str, figure: str, part: str) -> list[Run]:
+    """Figure ``figure``: the models of ``APPENDIX_SIZES[scale][part]`` on the basic tasks against m (with the
+    pre-encoded objects of figure ``mcurve``)."""
+    s = APPENDIX_SIZES[scale]
+    e = s[part]
+    return [
+        Run(
+            CHAPTER,
+            figure,
+            f"{task}-{model}-m{m}-s{seed}",
+            task_run,
+            dict(task=task, model=model, m=m, iters=e["iters"], test=s["test"], seed=seed),
+        )
+        for task in e["tasks"]
+        for model in e["models"]
+        for m in _grid(task, s)
+        for seed in s["seeds"]
+    ]
+
+
+def mcurve_sym_runs(scale: str) -> list[Run]:
+    """Fig. C.9: the asymmetric CoRelNet, CoRelNet-T and ESBN and the symmetric Transformer against m (their
+    counterparts are in figure ``mcurve``)."""
+    return _ablation_curve_runs(scale, "mcurve_sym", "sym")
+
+
+def mcurve_cat_runs(scale: str) -> list[Run]:
+    """Fig. C.7: the relational + sensory versions (:data:`CAT_PAIRS`, Fig. 5.4 left) against m; the relational-only
+    curves are figure ``mcurve``'s."""
+    return _ablation_curve_runs(scale, "mcurve_cat", "cat")
+
+
+def mcurve_unseen_runs(scale: str) -> list[Run]:
+    """Fig. C.10: the unseen-relation tasks against m below the extreme split, whose runs (same set-up) are figure
+    ``unseen``'s: plot the two together."""
+    s = APPENDIX_SIZES[scale]
+    e = s["unseen"]
+    return [
+        Run(
+            CHAPTER,
+            "mcurve_unseen",
+            f"{task}-{model}-m{m}-s{seed}",
+            unseen_run,
+            dict(task=task, model=model, m=m, iters=it, lr=e["lr"], test=s["test"], seed=seed),
+        )
+        for task in e["tasks"]
+        for model, it in e["models"].items()
+        for m in _grid(task, s)[:-1]
+        for seed in s["seeds"]
+    ]
+
+
+def mcurve_unseen_encoder_runs(scale: str) -> list[Run]:
+    """Fig. C.11: the unseen-relation tasks against m behind a random frozen or a learned encoder."""
+    s = APPENDIX_SIZES[scale]
+    e = s["unseen_encoder"]
+    return [
+        Run(
+            CHAPTER,
+            "mcurve_unseen_encoder",
+            f"{task}-{model}-{enc}-m{m}-s{seed}",
+            unseen_encoder_run,
+            dict(task=task, model=model, encoder=enc, m=m, iters=e["iters"], lr=e["lr"], test=s["test"], seed=seed),
+        )
+        for task in e["tasks"]
+        for model in e["models"]
+        for enc in e["encoders"]
+        for m in _grid(task, s)
+        for seed in s["seeds"]
+    ]
+
+
+CURVE_LABELS = {
+    **CURVE_MODELS,
+    **SIZE_MODELS,
+    "cat": "CoRelNet + sensory (cat)",
+    "corelnet_t_cat": "CoRelNet-T + sensory (cat)",
+    "esbn_cat": "ESBN + sensory (cat)",
+    "sym_transformer": "symmetric Transformer",
+    "asym_corelnet_t": "asymmetric CoRelNet-T",
+    "corelnet_nhid": "CoRelNet-nhid",
+}
+
+
+def series_table(*cols, models=None) -> dict:
+    """``{(task, label): {m: mean OOD accuracy over seeds}}`` over the collections (only ``models`` if given); the label
+    names the model and, for runs behind an image encoder, the encoder (``"CoRelNet, learned encoder"``)."""
+    out = {}
+    for col in cols:
+        for r in col:
+            if models is not None and r.config["model"] not in models:
+                continue
+            label = CURVE_LABELS[r.config["model"]] + (
+                f", {r.config['encoder']} encoder" if "encoder" in r.config else ""
+            )
+            out.setdefault((r.config["task"], label), {}).setdefault(r.config["m"], []).append(r["ood"])
+    return {k: {m: float(np.mean(v)) for m, v in sorted(d.items())} for k, d in out.items()}
+
+
+def _base_model(label: str) -> str:
+    """The model a curve label is an ablation of (one colour per base model in :func:`show_curves`):
+    ``"asymmetric CoRelNet-T"`` -> ``"CoRelNet-T"``, ``"ESBN + sensory (cat)"`` -> ``"ESBN"``."""
+    for prefix in ("asymmetric ", "symmetric "):
+        label = label.removeprefix(prefix)
+    return label.removesuffix(" + sensory (cat)").split(",")[0]
+
+
+def show_curves(*cols, title: str, models=None) -> None:
+    """Accuracy against m, one panel per task of the first collection, one line per (model, encoder) series of
+    :func:`series_table`."""
+    curves = series_table(*cols, models=models)
+    tasks = [t for t in {**TASKS, **UNSEEN, **SEPARATED} if any(r.config["task"] == t for r in cols[0])]
+    labels = list(dict.fromkeys(k[1] for k in curves))
+    colour = {b: f"C{i}" for i, b in enumerate(dict.fromkeys(map(_base_model, labels)))}
+    ablated = lambda label: any(w in label for w in ("learned", "symmetric", "cat"))  # noqa: E731
+    fig, ax = plot.figure(len(tasks), 1, width=3.2 * len(tasks) + 1.5, height=3.2)
+    for a, t in zip(ax[0], tasks):
+        for label in sorted(labels, key=ablated):  # ablations drawn last, over their base model
+            if (t, label) in curves:
+                c = curves[(t, label)]
+                a.plot(
+                    list(c),
+                    list(c.values()),
+                    "s--" if ablated(label) else "o-",
+                    color=colour[_base_model(label)],
+                    label=label,
+                )
+        a.axhline(1 / {**TASKS, **UNSEEN, **SEPARATED}[t][2], **plot.PAPER)
+        a.set(xlabel="held-out objects m", title=t, ylim=(0, 1.05))
+    ax[0, 0].set_ylabel("test accuracy (held-out objects)")
+    ax[0, -1].legend(fontsize=7, loc="lower left")
+    plot.show(
+        fig,
+        *cols,
+        data=f"{cols[0][0]['objects']}",
+        note=f"{title}: one colour per model, dashed for its ablation; the thesis plots these curves without "
+        "printed numbers (dashed grey: chance); compare shapes and rankings.",
+    )
+
+
+def curve_rows(*cols, models=None) -> list[dict]:
+    """One table row per (task, series): accuracy at each m."""
+    return [
+        {"task": t, "model": label, **{f"m = {m}": a for m, a in c.items()}}
+        for (t, label), c in series_table(*cols, models=models).items()
+    ]
+
+
+def curve_drop(*cols, models=None) -> dict:
+    """``{(task, label): accuracy at the smallest m - accuracy at the largest}`` of each series."""
+    return {k: c[min(c)] - c[max(c)] for k, c in series_table(*cols, models=models).items() if len(c) > 1}
+
+
+# --------------------------------------------------------------------------------------------- Fig. 5.4, three models
+ABLATION_PAIRS = {
+    "relational only vs relational + sensory": CAT_PAIRS,
+    "symmetric vs asymmetric": {"corelnet": "asym", "corelnet_t": "asym_corelnet_t", "esbn": "asym_esbn"},
+}
+"""Fig. 5.4's left and middle panels: each base model and its ablated version."""
+
+
+def ablation_average(*cols) -> list[dict]:
+    """Fig. 5.4 as the thesis averages it: for each panel (:data:`ABLATION_PAIRS`, and random vs learned encoder), the
+    mean OOD accuracy at the extreme split of the base models and of their ablated versions over the (model, task)
+    cells that both sides have, from the curves' runs (figures mcurve, mcurve_cat, mcurve_sym, mcurve_encoder)."""
+    acc = {}
+    for col in cols:
+        for r in col:
+            c = r.config
+            if c["task"] in EXTREME_M and c["m"] == EXTREME_M[c["task"]]:
+                model = c["model"] + (f"@{c['encoder']}" if "encoder" in c else "")
+                acc.setdefault((model, c["task"]), []).append(r["ood"])
+    panels = {
+        **ABLATION_PAIRS,
+        "random encoder vs learned encoder": {f"{m}@random": f"{m}@learned" for m in ENCODER_MODELS},
+    }
+    rows = []
+    for panel, pairs in panels.items():
+        cells = [(a, b, t) for a, b in pairs.items() for t in EXTREME_M if (a, t) in acc and (b, t) in acc]
+        if cells:
+            first, second = panel.split(" vs ")
+            rows.append(
+                {
+                    "panel": panel,
+                    "models": ", ".join(dict.fromkeys(CURVE_MODELS[a.split("@")[0]] for a, _, _ in cells)),
+                    "tasks": ", ".join(dict.fromkeys(t for _, _, t in cells)),
+                    first: float(np.mean([np.mean(acc[(a, t)]) for a, _, t in cells])),
+                    second: float(np.mean([np.mean(acc[(b, t)]) for _, b, t in cells])),
+                }
+            )
+    return rows
+
+
+def show_ablation_average(*cols) -> None:
+    """Fig. 5.4's three panels from :func:`ablation_average`: two bars each."""
+    rows = ablation_average(*cols)
+    fig, ax = plot.figure(len(rows), 1, width=3.3 * len(rows) + 1, height=3.2)
+    for a, r in zip(ax[0], rows):
+        first, second = r["panel"].split(" vs ")
+        a.bar([0, 1], [r[first], r[second]], 0.6, color=["C0", "C1"])
+        a.set_xticks([0, 1], [first.replace(" + ", "\n+ "), second.replace(" + ", "\n+ ")], fontsize=8)
+        a.set(ylim=(0, 1.05), title=r["panel"].replace(" vs ", " vs\n"))
+        a.title.set_fontsize(9)
+    ax[0, 0].set_ylabel("mean OOD accuracy, extreme m")
+    plot.show(
+        fig,
+        *cols,
+        data=f"{cols[0][0]['objects']}",
+        note="Fig. 5.4 averaged as in the thesis over the models each panel has here: "
+        + "; ".join(f"{r['panel']}: {r['models']} on {r['tasks']}" for r in rows)
+        + ". The thesis prints bars only.",
+    )
+
+
+# --------------------------------------------------------------------------------------------- Fig. C.4
+def separated_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on same/different with separated inputs (shape, colour, shape, colour; thesis App. C.6): the 100 shapes
+    and 100 plain colour images are embedded once by the same random frozen encoder; shapes are split by ``m``, the
+    colours are the same in training and test."""
+    torch.manual_seed(ctx.seed)
+    objs = load_objects()
+    emb = torch.cat(
+        [encode_objects(objs.images, seed=ctx.seed), encode_colours(colours(), seed=ctx.seed)]
+    )  # colours fixed as in the code
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
+    out = train_eval(
+        make_model(cfg["model"], cfg["task"]),
+        emb,
+        SEPARATED[cfg["task"]][0],
+        train_shapes,
+        test_shapes,
+        cfg["iters"],
+        cfg["test"],
+        ctx.seed,
+        lr=cfg.get("lr", 5e-4),
+        device=ctx.device,
+    )
+    out["objects"] = f"{objs.source} and 100 plain colours (RandomState(0))"
+    return out
+
+
+SEPARATED_MODELS = ["esbn", "transformer", "corelnet"]
+SEPARATED_SIZES = {
+    "quick": dict(models=["corelnet", "transformer"], m=[0, 98], iters=60, lr=2e-3, seeds=[0], test=1000),
+    "full": dict(models=SEPARATED_MODELS, m=[0, 50, 85, 98], iters=5000, lr=5e-4, seeds=[0, 1, 2], test=20000),
+}
+"""Fig. C.4. Full: ESBN, the Transformer and CoRelNet at m in {0, 50, 85, 98}, the paper's 5000 steps, 3 of 10 seeds.
+Quick: CoRelNet and the Transformer at m in {0, 98}, 60 steps at lr 2e-3 (over seeds 0-2: CoRelNet 1.0 at both, the
+Transformer 0.98-1.0 at m = 0 and 0.50-0.52 at m = 98; 150 steps give the same); ESBN (0.95-0.99 at m = 98 after 60
+steps, but ~5 s a run on this CPU) in the full profile only."""
+
+
+def separated_runs(scale: str) -> list[Run]:
+    s = SEPARATED_SIZES[scale]
+    return [
+        Run(
+            CHAPTER,
+            "separated",
+            f"same_different_sep-{model}-m{m}-s{seed}",
+            separated_run,
+            dict(task="same_different_sep", model=model, m=m, iters=s["iters"], lr=s["lr"], test=s["test"], seed=seed),
+        )
+        for model in s["models"]
+        for m in s["m"]
+        for seed in s["seeds"]
+    ]

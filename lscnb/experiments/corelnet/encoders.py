@@ -1,0 +1,241 @@
+"""Figs. 5.4 (right), 5.6 and C.3: models behind a random frozen or a learned image encoder (figure ``encoder``),
+on objects with spurious background colours (figure ``spurious``, per model in Fig. C.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import plot
+from ...data.objects import load_objects
+from ...data.relational import TASKS, coloured, colours, split
+from ...models.relational import Encoded
+from ...sweep import Run, RunContext
+from .common import CHAPTER, CURVE_MODELS, EXTREME_M, make_model, train_eval
+
+# --------------------------------------------------------------------------------------------- Fig. 5.6
+ENCODERS = {
+    "random": "random encoder (frozen)",
+    "linear": "frozen encoder + learned linear layer",
+    "learned": "learned encoder",
+    "learned_l1": "learned encoder + L1 linear layer",
+}
+L1 = {"rmts": 5.0}
+"""Fig. 5.6's L1 weights on the extra linear layer's sum of |w|: 5 for RMTS, 1 otherwise (thesis; the authors' code
+defaults to 1e-3)."""
+
+
+def _encoded_run(cfg: dict, palette, ctx) -> dict:
+    """One model on a basic task behind the encoder ``cfg["encoder"]`` (a key of :data:`ENCODERS`), objects coloured by
+    ``palette`` (or grey)."""
+    torch.manual_seed(ctx.seed)
+    objs = load_objects()
+    enc = cfg["encoder"]
+    net = Encoded(
+        make_model(cfg["model"], cfg["task"]),
+        objs.images,
+        palette=palette,
+        seed=ctx.seed,
+        learn=enc in ("learned", "learned_l1"),
+        linear=enc in ("linear", "learned_l1"),
+    )
+    gen = TASKS[cfg["task"]][0] if palette is None else coloured(TASKS[cfg["task"]][0], len(palette))
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
+    out = train_eval(
+        net,
+        None,
+        gen,
+        train_shapes,
+        test_shapes,
+        cfg["iters"],
+        cfg["test"],
+        ctx.seed,
+        lr=cfg.get("lr", 5e-4),
+        l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0,
+        device=ctx.device,
+    )
+    out["objects"] = objs.source
+    return out
+
+
+def spurious_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on a basic task whose objects carry a random background colour (a spurious feature), behind an
+    encoder that is frozen and random, frozen with a learned linear layer on top, or learned (with or without the
+    L1-penalised linear layer)."""
+    return _encoded_run(cfg, colours(), ctx)  # the authors' code fixes the colours (RandomState(0)) for every run
+
+
+def encoder_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on a basic task (grey objects) behind a random frozen or a learned conv encoder (Fig. 5.4 right)."""
+    return _encoded_run(cfg, None, ctx)
+
+
+ENCODER_SIZES = {
+    "quick": dict(tasks=["same_different"], models=["corelnet"], iters=100, seeds=[0], test=1000),
+    "full": dict(tasks=list(TASKS), models=["corelnet", "corelnet_t", "esbn"], iters=5000, seeds=[0, 1, 2], test=20000),
+}
+"""Quick: same/different only (two images a sample; the conv encoder trains at ~0.1 s a step on this CPU)."""
+
+
+def encoder_runs(scale: str) -> list[Run]:
+    s = ENCODER_SIZES[scale]
+    return [
+        Run(
+            CHAPTER,
+            "encoder",
+            f"{task}-{model}-{enc}-s{seed}",
+            encoder_run,
+            dict(task=task, model=model, encoder=enc, m=EXTREME_M[task], iters=s["iters"], test=s["test"], seed=seed),
+        )
+        for task in s["tasks"]
+        for model in s["models"]
+        for enc in ("random", "learned")
+        for seed in s["seeds"]
+    ]
+
+
+def encoder_table(col) -> list[dict]:
+    """One row per (task, model): OOD accuracy with the random and with the learned encoder (means over seeds)."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["model"]), {}).setdefault(r.config["encoder"], []).append(r["ood"])
+    return [
+        {
+            "task": t,
+            "model": CURVE_MODELS[m],
+            **{f"{e} encoder": float(np.mean(v[e])) for e in ("random", "learned") if e in v},
+        }
+        for (t, m), v in out.items()
+    ]
+
+
+SPURIOUS_SIZES = {
+    "quick": dict(
+        tasks=["dist3"], models=["corelnet"], encoders=["random", "linear"], iters=500, lr=2e-3, seeds=[0], test=1000
+    ),
+    "full": dict(
+        tasks=list(TASKS),
+        models=["corelnet", "esbn"],
+        encoders=["random", "learned", "learned_l1"],
+        iters=5000,
+        lr=5e-4,
+        seeds=[0, 1, 2],
+        test=20000,
+    ),
+}
+"""Quick: distribution-of-3 only, CoRelNet, the frozen random encoder against the cheapest learned encoder (a linear
+layer on the frozen conv features; training the conv encoder itself costs ~0.3 s a step on this CPU)."""
+
+
+def spurious_runs(scale: str) -> list[Run]:
+    s = SPURIOUS_SIZES[scale]
+    return [
+        Run(
+            CHAPTER,
+            "spurious",
+            f"{task}-{model}-{enc}-s{seed}",
+            spurious_run,
+            dict(
+                task=task,
+                model=model,
+                encoder=enc,
+                m=EXTREME_M[task],
+                iters=s["iters"],
+                lr=s["lr"],
+                test=s["test"],
+                seed=seed,
+            ),
+        )
+        for task in s["tasks"]
+        for model in s["models"]
+        for enc in s["encoders"]
+        for seed in s["seeds"]
+    ]
+
+
+def spurious_table(col) -> dict:
+    """``{(task, encoder): (mean OOD accuracy, mean accuracy on the training shapes)}`` over models and seeds."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["encoder"]), []).append((r["ood"], r["iid"]))
+    return {k: tuple(float(x) for x in np.mean(v, 0)) for k, v in out.items()}
+
+
+def show_spurious(col) -> None:
+    acc = spurious_table(col)
+    tasks = [t for t in TASKS if any(k[0] == t for k in acc)]
+    encs = [e for e in ENCODERS if any(k[1] == e for k in acc)]
+    fig, ax = plot.figure(1, 1, width=2.2 * len(tasks) + 3.5, height=3.4)
+    w = 0.8 / (2 * len(encs))
+    for i, e in enumerate(encs):
+        for j, (what, hatch) in enumerate((("OOD", None), ("training shapes", "//"))):
+            x = np.arange(len(tasks)) + (2 * i + j - (2 * len(encs) - 1) / 2) * w
+            ax[0, 0].bar(
+                x,
+                [acc.get((t, e), (np.nan, np.nan))[j] for t in tasks],
+                w,
+                color=f"C{i}",
+                hatch=hatch,
+                alpha=1 if j == 0 else 0.5,
+                label=f"{ENCODERS[e]}, {what}",
+            )
+    ax[0, 0].set_xticks(range(len(tasks)), [f"{t} + colour\n(m = {EXTREME_M[t]})" for t in tasks])
+    ax[0, 0].set(ylabel="test accuracy", ylim=(0, 1.05), title="spurious colour features (Fig. 5.6)")
+    ax[0, 0].legend(fontsize=7)
+    plot.show(
+        fig,
+        col,
+        data=f"{col[0]['objects']} on 100 background colours (RandomState(0)), averaged over models",
+        note="The thesis shows bars without numbers: the random encoder is poor, a learned encoder better but "
+        "struggling, and it often needs the L1 layer.",
+    )
+
+
+# --------------------------------------------------------------------------------------------- Fig. C.3
+def spurious_model_table(col) -> list[dict]:
+    """Fig. C.3: one row per (task, model, encoder) of figure ``spurious``: mean OOD and training-shape accuracy over
+    seeds (figure ``spurious`` averages over the models, as Fig. 5.6 does)."""
+    out = {}
+    for r in col:
+        out.setdefault((r.config["task"], r.config["model"], r.config["encoder"]), []).append((r["ood"], r["iid"]))
+    return [
+        {
+            "task": f"{t} + colour",
+            "model": CURVE_MODELS[m],
+            "encoder": ENCODERS[e],
+            "OOD accuracy": float(np.mean([v[0] for v in vs])),
+            "training shapes": float(np.mean([v[1] for v in vs])),
+        }
+        for (t, m, e), vs in out.items()
+    ]
+
+
+def show_spurious_models(col) -> None:
+    """Fig. C.3: the bars of Fig. 5.6, one panel per model."""
+    rows = spurious_model_table(col)
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    encs = [ENCODERS[e] for e in ENCODERS if any(r["encoder"] == ENCODERS[e] for r in rows)]
+    fig, ax = plot.figure(len(models), 1, width=(2.2 * len(tasks) + 2) * len(models) + 1.5, height=3.4)
+    w = 0.8 / len(encs)
+    for a, m in zip(ax[0], models):
+        for i, e in enumerate(encs):
+            acc = {r["task"]: r["OOD accuracy"] for r in rows if r["model"] == m and r["encoder"] == e}
+            a.bar(
+                np.arange(len(tasks)) + (i - (len(encs) - 1) / 2) * w,
+                [acc.get(t, np.nan) for t in tasks],
+                w,
+                color=f"C{list(ENCODERS.values()).index(e)}",
+                label=e,
+            )
+        a.set_xticks(range(len(tasks)), tasks, fontsize=8)
+        a.set(title=f"{m}, spurious colours (Fig. C.3)", ylim=(0, 1.05))
+    ax[0, 0].set_ylabel("OOD test accuracy")
+    ax[0, -1].legend(fontsize=7)
+    plot.show(
+        fig,
+        col,
+        data=f"{col[0]['objects']} on 100 background colours (RandomState(0))",
+        note="Fig. C.3 of the thesis: the same runs as Fig. 5.6 per model, bars without printed numbers "
+        "(L1 weight 5 on RMTS, 1 otherwise).",
+    )

@@ -1,0 +1,277 @@
+"""Trainings on copy and denoise (figures ``copy`` and ``denoise``): Tables 4.1, 4.2 and B.2, the gradient norms of
+Fig. 4.2 (left) and the training curves of Figs. B.2 and B.3."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import plot
+from ...models.relevancy import Tagger, attention_matrix, hidden_gradient_norms
+from ...sweep import Run, RunContext
+from ...train import fit
+from .common import CHAPTER, PAPER_NAME, TASK_SIZES, smoothed, task_batch
+
+TABLE_4_1 = {
+    "orth-RNN": [99, 4, 16, 10, 0],
+    "expRNN": [100, 86, 73, 58, 50],
+    "MemRNN": [99, 99, 99, 92, None],
+    "RelRNN": [100, 99, 99, 99, 99],
+    "LSTM": [99, 64, 48, 19, 14],
+    "h-detach": [100, 91, 77, 51, 42],
+    "SAB": [99, 95, 95, 95, 95],
+    "RelLSTM": [100, 99, 99, 99, 99],
+}
+TABLE_4_2 = {
+    "orth-RNN": [90, 71, 61, 29, 3],
+    "expRNN": [34, 25, 20, 16, 11],
+    "MemRNN": [99, 99, 99, 99, None],
+    "RelRNN": [100, 99, 99, 99, 99],
+    "LSTM": [82, 41, 33, 21, 15],
+    "GORU": [92, 93, 91, 93, 73],
+    "SAB": [99, 99, 99, 99, 99],
+    "RelLSTM": [100, 99, 99, 99, 99],
+}
+TABLE_4_2_T = [100, 300, 500, 1000, 2000]
+TABLE_4_1_T = [100, 200, 400, 2000, 5000]
+TABLE_B_2 = {
+    "LSTM": [100, 100, 100, 12, 12, 12],
+    "orth-RNN": [100, 100, 100, 100, 80, 11],
+    "expRNN": [100, 100, 100, 100, 100, 100],
+    "MemRNN": [100, 100, 100, 100, 100, None],
+    "SAB": [100] * 6,
+    "RelRNN": [100] * 6,
+    "RelLSTM": [100] * 6,
+}
+TABLE_B_2_T = [100, 200, 300, 500, 1000, 2000]
+
+
+def recall_accuracy(model, task: str, T: int, cfg: dict, device, *, seed: int = 12345, chunk: int = 100) -> float:
+    """Fraction of the L recalled symbols predicted correctly (what Tables 4.1, 4.2 and B.2 report), on a held-out
+    set drawn from ``seed`` (fixed on purpose: every model and reader seed is tested on the same sequences)."""
+    gen, hits, total = torch.Generator().manual_seed(seed), 0, 0
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, cfg["eval_batch"], chunk):
+            x, y = task_batch(
+                task, min(chunk, cfg["eval_batch"] - start), T, L=cfg["L"], symbols=cfg["symbols"], generator=gen
+            )
+            pred = model(x.to(device)).argmax(-1).cpu()
+            hits += int((pred[:, -cfg["L"] :] == y[:, -cfg["L"] :]).sum())
+            total += y[:, -cfg["L"] :].numel()
+    model.train()
+    return hits / total
+
+
+def train_run(cfg: dict, ctx: RunContext) -> dict:
+    """Train one model on copy or denoise (per-step cross-entropy averaged over the sequence, as in the code),
+    then measure recall accuracy at the training length and longer ones, the attention matrix of one sequence
+    (attentive models) and, where asked, ``log10 ||dL/dh_t||`` on longer sequences (Fig. 4.2, left)."""
+    task, T, device = cfg["task"], cfg["T"], ctx.device
+    torch.manual_seed(ctx.seed)
+    gen = torch.Generator().manual_seed(ctx.seed)
+    x0, _ = task_batch(task, 1, T, L=cfg["L"], symbols=cfg["symbols"], generator=gen)
+    classes = cfg["symbols"] + 1
+    model = Tagger(cfg["model"], x0.shape[-1], cfg["width"], classes, nu=cfg["nu"], rho=cfg["rho"]).to(device)
+
+    def batch_fn(k):
+        x, y = task_batch(task, cfg["batch"], T, L=cfg["L"], symbols=cfg["symbols"], generator=gen)
+        return x.to(device), y.to(device)
+
+    def loss_fn(m, x, y):
+        return torch.nn.functional.cross_entropy(m(x).reshape(-1, classes), y.reshape(-1))
+
+    orth = cfg["model"] == "orthRNN"
+    hist = fit(
+        model,
+        batch_fn,
+        loss_fn,
+        steps=cfg["steps"],
+        lr=cfg["lr"],
+        optimizer="rmsprop" if orth else "adam",
+        clip=1.0,
+        checkpoint=ctx.checkpoint,
+        progress=ctx.progress,
+        desc=f"{task} {cfg['model']} T={T}",
+        generators=(gen,),
+    )
+    lengths = [T * m for m in cfg["transfer"]]
+    out = {
+        "loss": np.array(hist.loss),
+        "diverged": hist.diverged,
+        "lengths": np.array(lengths),
+        "baseline": cfg["L"] * np.log(cfg["symbols"]) / (T + 2 * cfg["L"]),
+        "accuracy": np.array(
+            [np.nan if hist.diverged else recall_accuracy(model, task, n, cfg, device) for n in lengths]
+        ),
+    }
+    if cfg["model"] in ("MemRNN", "RelRNN", "RelLSTM") and not hist.diverged:
+        # a fixed probe sequence (seed 7, on purpose): the heatmap shows the same input at every reader seed
+        x, _ = task_batch(task, 1, T, L=cfg["L"], symbols=cfg["symbols"], generator=torch.Generator().manual_seed(7))
+        with torch.no_grad():
+            _, attn = model(x.to(device), return_attention=True)
+        out["attention"] = attention_matrix([(i.cpu(), a.cpu()) for i, a in attn], x.shape[1]).numpy()
+        out["tokens"] = x[0].argmax(-1).numpy()
+    if cfg.get("grad_T") and not hist.diverged:
+        x, y = task_batch(
+            task,
+            cfg["grad_batch"],
+            cfg["grad_T"],
+            L=cfg["L"],
+            symbols=cfg["symbols"],
+            generator=torch.Generator().manual_seed(8),
+        )  # fixed probe batch (on purpose)
+        norms = hidden_gradient_norms(model, x.to(device), y.to(device), last=cfg["L"]).cpu().double()
+        out["grad_log10"] = torch.log10(norms.clamp_min(1e-300)).mean(0).numpy()
+    return out
+
+
+def _train_runs(task: str, scale: str) -> list[Run]:
+    s = TASK_SIZES[scale]
+    keys = ("L", "symbols", "width", "batch", "steps", "lr", "nu", "rho", "eval_batch", "transfer", "grad_batch")
+    return [
+        Run(
+            CHAPTER,
+            task,
+            f"{m}-T{T}-s{seed}",
+            train_run,
+            dict(
+                task=task,
+                model=m,
+                T=T,
+                seed=seed,
+                grad_T=s["grad_T"] if task == "denoise" else None,
+                **{k: s[k] for k in keys},
+            ),
+        )
+        for T in s[f"{task}_T"]
+        for m in s[f"{task}_models"]
+        for seed in s["seeds"]
+    ]
+
+
+def copy_runs(scale: str) -> list[Run]:
+    return _train_runs("copy", scale)
+
+
+def denoise_runs(scale: str) -> list[Run]:
+    return _train_runs("denoise", scale)
+
+
+def accuracy(col, model: str, T: int) -> np.ndarray:
+    """Recall accuracy (%) of ``model`` trained at ``T``, mean over seeds, at each evaluated length."""
+    rs = col.where(model=model, T=T)
+    if not rs:
+        raise KeyError(f"no run of {model} at T = {T}")
+    return 100 * np.nanmean([r["accuracy"] for r in rs], axis=0)
+
+
+def _pct(v) -> str:
+    return "OOM" if v is None else ("–" if v != v else f"{v:.0f}%")
+
+
+def transfer_rows(col) -> list[dict]:
+    """Table 4.1: the paper's row (T = 100 ... 5000) beside ours (trained at the smallest T, tested at the same
+    multiples of it)."""
+    T = min(r.config["T"] for r in col)
+    mult = col[0].config["transfer"]
+    rows = []
+    for m in dict.fromkeys(r.config["model"] for r in col):
+        ours = accuracy(col, m, T)
+        paper = TABLE_4_1.get(PAPER_NAME.get(m, m))
+        row = {"model": m}
+        for j, k in enumerate(mult):
+            label = f"×{k}"
+            idx = TABLE_4_1_T.index(100 * k) if 100 * k in TABLE_4_1_T else None
+            row[f"{label} paper"] = _pct(paper[idx]) if paper and idx is not None else "–"
+            row[f"{label} ours (T={T * k})"] = _pct(ours[j])
+        rows.append(row)
+    return rows
+
+
+def _trained_rows(col, paper: dict, paper_T: list) -> list[dict]:
+    rows = []
+    for m in dict.fromkeys(r.config["model"] for r in col):
+        pm = paper.get(PAPER_NAME.get(m, m))
+        row = {"model": m}
+        for T in sorted({r.config["T"] for r in col}):
+            k = paper_T.index(T) if T in paper_T else 0  # quick: beside the paper's shortest T
+            row[f"paper (T={paper_T[k]})"] = _pct(pm[k]) if pm else "–"
+            row[f"ours (T={T})"] = _pct(accuracy(col, m, T)[0])
+        rows.append(row)
+    return rows
+
+
+def copy_rows(col) -> list[dict]:
+    """Table B.2: copy accuracy at the training length, the paper's beside ours."""
+    return _trained_rows(col, TABLE_B_2, TABLE_B_2_T)
+
+
+def denoise_rows(col) -> list[dict]:
+    """Table 4.2: denoise accuracy at the training length, the paper's beside ours."""
+    return _trained_rows(col, TABLE_4_2, TABLE_4_2_T)
+
+
+def paper_table(table: dict, lengths: list) -> list[dict]:
+    return [{"model": m, **{f"T = {T}": _pct(v) for T, v in zip(lengths, vals)}} for m, vals in table.items()]
+
+
+def gradient_profiles(col) -> dict:
+    """Fig. 4.2 left: mean over sequences of log10 ||dL/dh_t|| per model, indexed by distance from the end."""
+    T = min(r.config["T"] for r in col)
+    return {r.config["model"]: r["grad_log10"][::-1] for r in col if r.config["T"] == T and "grad_log10" in r}
+
+
+def show_gradients(col) -> None:
+    prof = gradient_profiles(col)
+    fig, ax = plot.figure(1, 1, width=6.5, height=3.6)
+    colors = {"RNN": "C0", "LSTM": "C2", "MemRNN": "C3", "RelRNN": "C1", "RelLSTM": "C4", "orthRNN": "C5"}
+    for m, g in prof.items():
+        ax[0, 0].plot(g, color=colors.get(m), label=m)
+    r = col[0]
+    ax[0, 0].set(
+        xlabel="distance t from the end of the sequence",
+        ylabel="mean log₁₀ ‖∂L/∂h_t‖",
+        title=f"denoise, trained at T = {r.config['T']}, measured at T = {r.config['grad_T']}",
+    )
+    ax[0, 0].legend(fontsize=8)
+    plot.show(
+        fig,
+        col,
+        data=f"denoise sequences, generated ({r.config['symbols']} symbols, {r.config['L']} to recall); "
+        "L = cross-entropy of the recalled symbols",
+    )
+
+
+def updates_to(r, level: float, window: int = 50) -> float:
+    """First update at which the smoothed training loss of run ``r`` is below ``level`` (inf if never)."""
+    x, y = smoothed(r["loss"], window)
+    below = np.flatnonzero(y < level)
+    return float(x[below[0]]) if len(below) else float("inf")
+
+
+def show_curves(copy_col, denoise_col) -> None:
+    """Figs. B.2 (every model) and B.3 (the LSTM line): cross-entropy against updates, one panel per task and
+    training length, with the memoryless baseline (blanks, then a uniform guess of the symbols)."""
+    panels = [
+        (name, col, T)
+        for name, col in (("copy", copy_col), ("denoise", denoise_col))
+        for T in sorted({r.config["T"] for r in col})
+    ]
+    ncols = max(sum(p[0] == "copy" for p in panels), sum(p[0] == "denoise" for p in panels))
+    fig, ax = plot.figure(ncols, 2, width=min(3.6 * ncols, 10.5), height=5.6)
+    for a in ax.flat:
+        a.set_visible(False)
+    colors = {"RNN": "C0", "LSTM": "C2", "MemRNN": "C3", "RelRNN": "C1", "RelLSTM": "C4", "orthRNN": "C5"}
+    for row, name in enumerate(("copy", "denoise")):
+        for j, (_, col, T) in enumerate(p for p in panels if p[0] == name):
+            a = ax[row, j]
+            a.set_visible(True)
+            rs = col.where(T=T)
+            window = max(10, len(rs[0]["loss"]) // 50)
+            for r in rs:
+                a.plot(*smoothed(r["loss"], window), color=colors.get(r.config["model"]), lw=1, label=r.config["model"])
+            a.axhline(rs[0]["baseline"], **plot.THEORY, label="memoryless baseline")
+            a.set(yscale="log", xlabel="update", ylabel="cross-entropy", title=f"{name}, T = {T}")
+            a.legend(fontsize=7)
+    plot.show(fig, copy_col, denoise_col, data="copy and denoise sequences, generated; running mean of the loss")
