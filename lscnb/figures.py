@@ -2,7 +2,8 @@
 
 A :class:`Figure` holds what the paper shows (its :class:`Item` s: the paper's figures and tables it reproduces),
 its sweep (``runs(scale)`` for ``"quick"`` and ``"full"``), what the full profile leaves out of the paper's set-up,
-and the functions that plot and tabulate it. A chapter module lists its figures with :func:`declare`; the
+the functions that plot and tabulate it, and how to shrink its full runs to seconds (``smoke``: a smoke test runs
+every figure's full-profile code path that way, on the CPU in CI and on a GPU before a GPU window's long runs). A chapter module lists its figures with :func:`declare`; the
 notebooks (``ex.FIGURES["copy"].collect(P)``), the status page, the CLI and the GPU plan all read that list.
 Paper items that nothing reproduces (illustrations, say) are :class:`Item` s in the chapter's ``NOT_RUN``.
 """
@@ -44,6 +45,7 @@ class Figure:
     subset: str = ""
     show: Callable | None = None
     table: Callable | None = None
+    smoke: dict = field(default_factory=dict)
     collector: Callable[..., Collected] | None = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -83,3 +85,19 @@ def items(module) -> list[tuple[Item, str | None]]:
     order the chapter declares them."""
     pairs = [(item, fig.name) for fig in module.FIGURES.values() for item in fig.items]
     return pairs + [(item, None) for item in getattr(module, "NOT_RUN", ())]
+
+
+def smoke_runs(module, name: str) -> list:
+    """Figure ``name``'s first and last full-profile runs, shrunk to seconds: the chapter's ``SMOKE`` overrides the
+    config entries a run has, then the figure's own ``smoke`` sets its entries (``None`` keeps the full value)."""
+    from .runs import Run
+
+    fig = module.FIGURES[name]
+    runs = fig("full")
+    out = []
+    for run in dict.fromkeys([runs[0], runs[-1]]):
+        cfg = dict(run.config)
+        cfg.update({k: v for k, v in getattr(module, "SMOKE", {}).items() if k in cfg})
+        cfg.update({k: (run.config[k] if v is None else v) for k, v in fig.smoke.items()})
+        out.append(Run(run.chapter, run.figure, run.name, run.fn, cfg))
+    return out
