@@ -252,7 +252,7 @@ def test_full_language_model_runs_refuse_the_stand_in(monkeypatch):
     from lscnb.data import markov_corpus
     from lscnb.experiments import lsc as ex
 
-    monkeypatch.setattr(ex, "_corpus", lambda level: markov_corpus(20, lengths=(500, 100, 100)))
+    monkeypatch.setattr(ex.lru, "_corpus", lambda level: markov_corpus(20, lengths=(500, 100, 100)))
     with pytest.raises(FileNotFoundError, match="Penn Treebank"):
         ex._ptb("word", None, real=True)
     assert ex._ptb("word", 300)[0].numel() == 300
