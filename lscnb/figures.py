@@ -3,8 +3,9 @@
 A :class:`Figure` holds what the paper shows (its :class:`Item` s: the paper's figures and tables it reproduces),
 its sweep (``runs(scale)`` for ``"quick"`` and ``"full"``), what the full profile leaves out of the paper's set-up,
 the functions that plot and tabulate it, and how to shrink its full runs to seconds (``smoke``: a smoke test runs
-every figure's full-profile code path that way, on the CPU in CI and on a GPU before a GPU window's long runs). A chapter module lists its figures with :func:`declare`; the
-notebooks (``ex.FIGURES["copy"].collect(P)``), the status page, the CLI and the GPU plan all read that list.
+every figure's full-profile code path that way, on the CPU in CI and on a GPU before a GPU window's long runs).
+A chapter lists its figures with :func:`declare`; the notebooks (``ex.FIGURES["copy"].collect(P)``), the status
+page, the CLI and the GPU plan all read that list.
 Paper items that nothing reproduces (illustrations, say) are :class:`Item` s in the chapter's ``NOT_RUN``.
 """
 

@@ -98,15 +98,6 @@ def test_objects_load():
     assert emb.shape == (4, 128)
 
 
-def test_chapter_runs_at_full_configuration_shrunk():
-    from lscnb.experiments import corelnet as ex
-
-    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
-    for name, build in ex.FIGURES.items():
-        run = build("full")[0]
-        assert run.fn(dict(run.config, iters=2, test=10), ctx), name
-
-
 def test_esbn_and_baselines():
     from lscnb.models.relational import ESBN, CoRelNetT, LSTMBaseline, MLPBaseline, esbn_count
 
@@ -495,8 +486,7 @@ def test_curve_labels_map_to_their_base_model():
 
 
 def _shrunk_first_run(figure: str):
-    """Figure ``figure``'s first full-profile run, shrunk as in
-    :func:`test_chapter_runs_at_full_configuration_shrunk`."""
+    """Figure ``figure``'s first full-profile run, shrunk by the chapter's ``SMOKE`` (iters 2, test 10)."""
     from lscnb.experiments import corelnet as ex
     from lscnb.sweep import Run
 

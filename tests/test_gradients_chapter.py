@@ -21,16 +21,6 @@ def _shrunk(run, **small):
     return cfg
 
 
-def test_full_runs_are_well_formed_and_execute_when_shrunk(ctx):
-    for name, build in ex.FIGURES.items():
-        runs = build("full")
-        assert len({r.key for r in runs}) == len(runs), name
-        first = runs[0]
-        cfg = _shrunk(first, **SMALL)
-        out = first.fn(cfg, ctx)
-        assert isinstance(out, dict) and out, name
-
-
 def test_rate_run_reports_linear_radius_only_for_linear(ctx):
     run = [r for r in ex.rate_runs("quick") if r.config["activation"] == "tanh"][0]
     out = ex.rate_run(_shrunk(run, width=8, length=40, seeds=2, fit_start=2, fit_stop=30), ctx)

@@ -1,7 +1,6 @@
 """The Local Stability Condition: path counting, Lemma 1, the PascalRNN, Corollary 1 and pre-training."""
 
 import math
-import types
 
 import numpy as np
 import pytest
@@ -131,25 +130,6 @@ SMALL = {
     "lr_grid": dict(width=6, steps=2, batch=4, limit=40),
 }
 """Each figure's run shrunk to a fraction of a second (the chapter's full configurations otherwise)."""
-
-
-def test_chapter_runs_at_full_configuration_shrunk():
-    from lscnb.experiments import lsc as ex
-
-    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
-    for name, build in ex.FIGURES.items():
-        runs = build("full")
-        for run in [runs[-1]] + (
-            [
-                r
-                for r in runs
-                if r.config["kind"] == "gru" and r.config["task"] == "sl-mnist" and r.config["target"] == 0.5
-            ][:1]
-            if name == "drnn"
-            else []
-        ):
-            out = run.fn(dict(run.config, **SMALL[name]), ctx)
-            assert out, name
 
 
 @pytest.mark.parametrize("figure", sorted(SMALL))

@@ -1,7 +1,6 @@
 """Non-normal RNNs: Schur form, Henrici departure, Fisher memory, transients, the nnRNN cell."""
 
 import math
-import types
 
 import numpy as np
 import pytest
@@ -125,15 +124,6 @@ def _shrunk(run):
         run.fn,
         {**dict(run.config), **{k: v for k, v in SHRINK.items() if k in run.config}},
     )
-
-
-def test_chapter_runs_at_full_configuration_shrunk():
-    from lscnb.experiments import nnrnn as ex
-
-    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
-    for name, build in ex.FIGURES.items():
-        run = _shrunk(build("full")[0])
-        assert run.fn(dict(run.config), ctx), name
 
 
 def test_schur_parts_subdiagonal_profile_and_angles():

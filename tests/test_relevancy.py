@@ -103,15 +103,6 @@ def _shrunk(name: str):
     return Run(run.chapter, run.figure, run.name, run.fn, cfg)
 
 
-def test_chapter_runs_at_full_configuration_shrunk():
-    from lscnb.experiments import relevancy as ex
-
-    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
-    for name in ex.FIGURES:
-        run = _shrunk(name)
-        assert run.fn(dict(run.config), ctx), name
-
-
 DETERMINISTIC = {
     "propagation": "closed-form recursion, no random draw",
     "memory": "byte and state counts, which depend on the sizes only, not on weights or data",

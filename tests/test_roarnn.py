@@ -149,17 +149,6 @@ def shrunk(name: str, run):
     return Run(run.chapter, run.figure, run.name, run.fn, cfg)
 
 
-def test_chapter_runs_at_full_configuration_shrunk():
-    from lscnb.experiments import roarnn as ex
-
-    for name, build in ex.FIGURES.items():
-        run = shrunk(name, build("full")[-1])
-        out = run.fn(
-            dict(run.config), types.SimpleNamespace(device="cpu", seed=run.seed, checkpoint=None, progress=False)
-        )
-        assert out, name
-
-
 TIMING = {"wall_s", "seconds_per_iteration", "peak_rss_mb"}
 """Outputs that measure the machine, not the run: left out of the seed test."""
 

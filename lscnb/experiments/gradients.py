@@ -440,6 +440,9 @@ def gap_rates(col) -> str:
     )
 
 
+# the smoke test's shrink: config entries that make a full-profile run take seconds (lscnb.figures.smoke_runs)
+SMOKE = dict(width=8, length=30, batch=2, seeds=1, radius_samples=3, depth=2, steps=3, fit_start=2, fit_stop=20)
+
 FIGURES = declare(
     Figure(
         "rates",

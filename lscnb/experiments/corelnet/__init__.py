@@ -116,6 +116,9 @@ NOTEBOOK = "book/corelnet.ipynb"
 _SUBSET = "m in {0, 50, 85, extreme}, 3 of 10 seeds"
 
 
+# the smoke test's shrink: config entries that make a full-profile run take seconds (lscnb.figures.smoke_runs)
+SMOKE = dict(iters=2, test=10)
+
 FIGURES = declare(
     Figure(
         "ood",

@@ -74,6 +74,7 @@ FIGURES = declare(
     Figure(
         "deep_gru",
         deep_gru_runs,
+        smoke=dict(depth=2, width=6, length=12, steps=2),
         items=[
             Item(
                 source="Fig. 1c (bottom)",
@@ -87,6 +88,7 @@ FIGURES = declare(
     Figure(
         "lemma1",
         lemma1_runs,
+        smoke=dict(n=8, samples=4),
         items=[
             Item(
                 source="Lemma 1",
@@ -101,6 +103,7 @@ FIGURES = declare(
     Figure(
         "corollary",
         corollary_runs,
+        smoke=dict(width=8, depth=4, seeds=1),
         items=[
             Item(
                 source="Corollary 1",
@@ -114,6 +117,7 @@ FIGURES = declare(
     Figure(
         "ffn",
         ffn_runs,
+        smoke=dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3]),
         items=[
             Item(
                 source="Fig. 2",
@@ -128,6 +132,7 @@ FIGURES = declare(
     Figure(
         "drnn",
         drnn_runs,
+        smoke=dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
         items=[
             Item(
                 source="Fig. 3",
@@ -144,6 +149,9 @@ FIGURES = declare(
     Figure(
         "lru",
         lru_runs,
+        smoke=dict(
+            width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
+        ),
         items=[
             Item(
                 source="Fig. 4",
@@ -159,6 +167,9 @@ FIGURES = declare(
     Figure(
         "lru_table",
         lru_table_runs,
+        smoke=dict(
+            width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
+        ),
         items=[
             Item(
                 source="Table I",
@@ -172,6 +183,7 @@ FIGURES = declare(
     Figure(
         "lr_grid",
         lr_grid_runs,
+        smoke=dict(width=6, steps=2, batch=4, limit=40),
         items=[
             Item(
                 source="Fig. S1",
@@ -187,6 +199,7 @@ FIGURES = declare(
     Figure(
         "covariance",
         covariance_runs,
+        smoke=dict(width=6, pre_steps=2, batch=8, limit=40),
         items=[
             Item(
                 source="Figs. S2-S3",

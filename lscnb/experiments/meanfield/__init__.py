@@ -55,10 +55,15 @@ from .spectrum import (  # noqa: F401
 
 NOTEBOOK = "book/meanfield.ipynb"
 
+# the smoke test's shrink: config entries that make a full-profile run take seconds (lscnb.figures.smoke_runs);
+# the MNIST figures run on the 8x8 digits there
+SMOKE = dict(width=24, seeds=1, steps=12, samples=500, iters=3)
+
 FIGURES = declare(
     Figure(
         "length",
         length_runs,
+        smoke=dict(length=3, source="sklearn", limit=300, held_out=50),
         items=[
             Item(
                 source="Fig. 1",
@@ -76,6 +81,7 @@ FIGURES = declare(
     Figure(
         "heatmap",
         heatmap_runs,
+        smoke=dict(length=3, source="sklearn", limit=200),
         items=[
             Item(
                 source="Fig. 2",
@@ -97,6 +103,7 @@ FIGURES = declare(
     Figure(
         "curves",
         curve_runs,
+        smoke=dict(source="sklearn", limit=300, dim=8, repeat=1, probe=16, every=2),
         items=[
             Item(
                 source="Fig. 3",
@@ -156,6 +163,7 @@ FIGURES = declare(
     Figure(
         "table2",
         table2_runs,
+        smoke=dict(source="sklearn", limit=200),
         items=[
             Item(
                 source="Table 2",
@@ -168,7 +176,7 @@ FIGURES = declare(
         subset="MNIST column only (CIFAR-10 is not available offline); "
         "3,000 Adam iterations (about 6 epochs), not full training; 1 seed",
     ),
-    Figure("backprop", backprop_runs, show=show_backprop, table=backprop_table),
+    Figure("backprop", backprop_runs, smoke=dict(length=10), show=show_backprop, table=backprop_table),
 )
 # the paper's figures and tables that no figure here reproduces (illustrations, say)
 NOT_RUN = [

@@ -124,6 +124,22 @@ from .teacher import (  # noqa: F401
 
 NOTEBOOK = "book/memory.ipynb"
 
+# the smoke test's shrink: config entries that make a full-profile run take seconds (lscnb.figures.smoke_runs)
+SMOKE = dict(
+    chains=64,
+    steps=5,
+    lams=[0.9],
+    batch=4,
+    length=32,
+    batches=1,
+    d_in=16,
+    d_model=8,
+    networks=4,
+    d=8,
+    offdiag=8,
+    max_lag=16,
+)
+
 FIGURES = declare(
     Figure(
         "sensitivity",

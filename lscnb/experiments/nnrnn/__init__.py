@@ -85,6 +85,23 @@ __all__ = [
     "unigram_bits",
 ]
 
+# the smoke test's shrink: config entries that make a full-profile run take seconds (lscnb.figures.smoke_runs)
+SMOKE = dict(
+    iters=3,
+    width=8,
+    T=5,
+    samples=10,
+    steps=20,
+    pool=7,
+    n_train=20,
+    n_eval=10,
+    epochs=1,
+    batch=10,
+    length=3,
+    emb=4,
+    eval_batch=2,
+)
+
 FIGURES = declare(
     Figure(
         "transients",

@@ -79,6 +79,31 @@ from .tasks import (  # noqa: F401
 NOTEBOOK = "book/relevancy.ipynb"
 
 
+# the smoke test's shrink: config entries that make a full-profile run take seconds (lscnb.figures.smoke_runs)
+SMOKE = dict(
+    seeds=1,
+    width=8,
+    length=20,
+    steps=5,
+    lams=[0.5],
+    T=6,
+    L=2,
+    batch=4,
+    eval_batch=8,
+    grad_T=12,
+    grad_batch=2,
+    transfer=[1, 2],
+    train_tokens=3000,
+    valid_tokens=400,
+    test_tokens=400,
+    bptt=12,
+    embedding=4,
+    n_train=64,
+    n_valid=32,
+    n_test=32,
+    real_only=False,
+)
+
 FIGURES = declare(
     Figure(
         "propagation",
@@ -147,6 +172,7 @@ FIGURES = declare(
     Figure(
         "memory",
         memory_runs,
+        smoke=dict(T=12, batch=2, width=8),
         items=[
             Item(
                 source="Fig. 4.2 (centre)",

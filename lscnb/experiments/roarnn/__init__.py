@@ -62,6 +62,11 @@ __all__ = [
     "task_table",
 ]
 
+# the smoke test's shrink: config entries that make a full-profile run take seconds (lscnb.figures.smoke_runs)
+SMOKE = dict(
+    depth=12, width=4, seeds=1, length=20, epochs=1, lag=5, steps=3, eval_every=2, batch=4, n_train=200, n_test=100
+)
+
 FIGURES = declare(
     Figure(
         "ioj",
@@ -93,6 +98,7 @@ FIGURES = declare(
     Figure(
         "moons",
         moons_runs,
+        smoke=dict(width=None),
         items=[
             Item(
                 source="Fig. 1",
@@ -140,6 +146,7 @@ FIGURES = declare(
     Figure(
         "psmnist",
         psmnist_runs,
+        smoke=dict(source="digits"),
         items=[
             Item(
                 source="Fig. 5 and table",
@@ -156,6 +163,7 @@ FIGURES = declare(
     Figure(
         "digits",
         digits_runs,
+        smoke=dict(width=8),
         items=[
             Item(
                 source="Fig. 6",
