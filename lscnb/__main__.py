@@ -1,4 +1,5 @@
-"""Command line: ``python -m lscnb reproduce CHAPTER --profile full`` and ``python -m lscnb status``."""
+"""Command line: ``python -m lscnb reproduce CHAPTER --profile full``, ``python -m lscnb status`` and
+``python -m lscnb smoke [--device cuda]``."""
 
 from __future__ import annotations
 
@@ -211,6 +212,35 @@ def _status(args) -> int:
     return 0
 
 
+def _smoke(args) -> int:
+    """Each figure's smoke runs, one line each with its time; exit 1 if any failed."""
+    import traceback
+
+    import torch
+
+    from .experiments import chapter_module, chapters
+    from .figures import run_smoke
+
+    names = args.chapter or sorted(chapters())
+    unknown = [n for n in names if n not in chapters()]
+    if unknown:
+        raise UsageError(f"unknown chapter {unknown[0]!r} (chapters: {', '.join(sorted(chapters()))})")
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    failed, total = [], 0.0
+    for name in names:
+        module = chapter_module(name)
+        for figure in module.FIGURES:
+            try:
+                seconds = run_smoke(module, figure, device)
+                total += seconds
+                print(f"ok      {name}/{figure}  {seconds:.1f} s", flush=True)
+            except Exception:  # noqa: BLE001 - report every figure, then fail
+                failed.append(f"{name}/{figure}")
+                print(f"FAILED  {name}/{figure}\n{traceback.format_exc()}", flush=True)
+    print(f"{len(failed)} failed, {total:.0f} s on {device}" + (f": {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
 def main(argv=None) -> int:
     parser = _Parser(prog=PROG, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -255,6 +285,10 @@ def main(argv=None) -> int:
     st.add_argument("--root", default=None, help="results folder (default: the checkout's results/)")
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=_status)
+    sm = sub.add_parser("smoke", help="run every figure's full-profile code path shrunk to seconds (a GPU's first job)")
+    sm.add_argument("chapter", nargs="*", help="chapters (default: all)")
+    sm.add_argument("--device", default=None, help="torch device (default: cuda if present)")
+    sm.set_defaults(func=_smoke)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

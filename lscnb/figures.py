@@ -102,3 +102,26 @@ def smoke_runs(module, name: str) -> list:
         cfg.update({k: (run.config[k] if v is None else v) for k, v in fig.smoke.items()})
         out.append(Run(run.chapter, run.figure, run.name, run.fn, cfg))
     return out
+
+
+def run_smoke(module, name: str, device: str = "cpu") -> float:
+    """Run figure ``name``'s :func:`smoke_runs` on ``device``; the seconds they took. Raises on a run that fails,
+    returns nothing, or returns only NaN/infinite floats (one NaN may be a recorded divergence)."""
+    import time
+
+    import numpy as np
+    import torch
+
+    from .config import Profile
+    from .runs import RunContext
+
+    start = time.perf_counter()
+    for run in smoke_runs(module, name):
+        out = run.fn(dict(run.config), RunContext(Profile("full", device), device, run.seed, None, False))
+        if not isinstance(out, dict) or not out:
+            raise RuntimeError(f"{run.chapter}/{run.figure}/{run.name}: the run returned nothing")
+        floats = [np.asarray(v.detach().cpu() if isinstance(v, torch.Tensor) else v) for v in out.values()]
+        floats = [a for a in floats if a.dtype.kind == "f"]
+        if floats and not any(np.all(np.isfinite(a)) for a in floats):
+            raise RuntimeError(f"{run.chapter}/{run.figure}/{run.name}: every float output is NaN or infinite")
+    return time.perf_counter() - start

@@ -4,8 +4,10 @@
 # Resumable: call it again with the unpacked results in place and finished runs are skipped.
 #
 # usage: [LSCNB_GIT_COMMIT=hash] OUT=dir scripts/gpu-full.sh SECONDS ITEM [ITEM ...]
-#   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS], or bench (the benchmarks of bench/, run first and
-#   alone so that nothing else shares the GPU while they time; RESULTS-cuda.md and their JSON go to $OUT/bench)
+#   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS], or smoke (every figure's full code path shrunk to
+#   seconds on the GPU, `python -m lscnb smoke`: a device bug shows in minutes, before any long run), or bench (the
+#   benchmarks of bench/, run alone so that nothing else shares the GPU while they time; RESULTS-cuda.md and their
+#   JSON go to $OUT/bench). smoke and bench run before the chapters, in the order given.
 #   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3
 # DEVICE is the torch device the runs compute on and is what their provenance records: name cuda only for
 # figures whose run functions put their work on ctx.device. WORKERS processes (default 1) share the item's runs.
@@ -27,7 +29,10 @@ mkdir -p "$OUT/logs"
   > "$OUT/logs/machine.txt" 2>&1
 items=()
 for item in "$@"; do
-  if [ "$item" = bench ]; then
+  if [ "$item" = smoke ]; then
+    timeout --signal=INT --kill-after=20 "$limit" python3 -m lscnb smoke --device cuda > "$OUT/logs/smoke.log" 2>&1
+    echo "exit $?" >> "$OUT/logs/smoke.log"
+  elif [ "$item" = bench ]; then
     mkdir -p "$OUT/bench"
     timeout --signal=INT --kill-after=20 "$limit" python3 bench/run_all.py --device cuda > "$OUT/logs/bench.log" 2>&1
     echo "exit $?" >> "$OUT/logs/bench.log"

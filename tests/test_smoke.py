@@ -1,37 +1,20 @@
 """Every figure's full-profile code path, shrunk to seconds (:func:`lscnb.figures.smoke_runs`): on the CPU here, and
 on a GPU when one is present (a GPU window runs this first, so a device bug costs minutes, not a long run)."""
 
-import numpy as np
 import pytest
 import torch
 
-from lscnb import config
 from lscnb.experiments import chapter_module, chapters
-from lscnb.figures import smoke_runs
-from lscnb.sweep import RunContext
+from lscnb.figures import run_smoke, smoke_runs
 
 CASES = [(ch, fig) for ch in sorted(chapters()) for fig in chapter_module(ch).FIGURES]
-
-
-def _finite(out: dict) -> list:
-    """The names of float outputs that hold a NaN or an infinity."""
-    bad = []
-    for k, v in out.items():
-        a = np.asarray(v.detach().cpu() if isinstance(v, torch.Tensor) else v)
-        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
-            bad.append(k)
-    return bad
 
 
 def _smoke(chapter: str, figure: str, device: str) -> None:
     module = chapter_module(chapter)
     full = module.FIGURES[figure]("full")
     assert len({r.key for r in full}) == len(full), "two full runs share a key"
-    for run in smoke_runs(module, figure):
-        out = run.fn(dict(run.config), RunContext(config.Profile("full", device), device, run.seed, None, False))
-        assert isinstance(out, dict) and out, f"{run.name} returned nothing"
-        # a run may record a NaN on purpose (a diverged model, an undefined ratio): flag only all-NaN outputs
-        assert len(_finite(out)) < len(out), f"{run.name}: every output is NaN or infinite"
+    run_smoke(module, figure, device)
 
 
 @pytest.mark.parametrize(("chapter", "figure"), CASES)
@@ -47,3 +30,25 @@ def test_full_code_path_runs_shrunk_on_the_gpu(chapter, figure):
 
 def test_smoke_covers_every_figure_of_every_chapter():
     assert len(CASES) == sum(len(chapter_module(ch).FIGURES) for ch in chapters()) >= 70
+
+
+def test_smoke_runs_apply_the_chapter_and_figure_shrinks():
+    from lscnb.experiments import roarnn
+
+    full = roarnn.FIGURES["moons"]("full")
+    runs = smoke_runs(roarnn, "moons")
+    assert [r.name for r in runs] == [full[0].name, full[-1].name]
+    assert all(r.config["width"] == f.config["width"] for r, f in zip(runs, (full[0], full[-1])))  # None keeps it
+    assert all(r.config["depth"] == roarnn.SMOKE["depth"] for r in runs)  # the chapter's entry, where the run has it
+    assert all(r.config["width"] == 8 for r in smoke_runs(roarnn, "digits"))  # the figure's own entry wins
+
+
+def test_smoke_command_reports_each_figure(capsys):
+    from lscnb.__main__ import main
+
+    assert main(["smoke", "gradients", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ok      gradients/") == len(chapter_module("gradients").FIGURES) and "0 failed" in out
+    with pytest.raises(SystemExit) as err:
+        main(["smoke", "nochapter"])
+    assert err.value.code == 2

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from lscnb.exercises_b import first_state_gradient
+from lscnb.exercises import first_state_gradient
 
 
 def test_first_state_gradient_long_term_set_keeps_the_first_state():

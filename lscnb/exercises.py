@@ -1,5 +1,4 @@
-"""Small helpers for the exercises at the end of the chapters on the curse of memory, the nnRNN, relevancy
-screening and CoRelNet (the chapters' own figures use :mod:`lscnb.experiments`)."""
+"""Small helpers for the chapters' exercises (their figures use :mod:`lscnb.experiments`)."""
 
 from __future__ import annotations
 
