@@ -65,6 +65,15 @@ def browser():
     server.shutdown()
 
 
+RAW_MARKDOWN_JS = r"""() => Array.from(document.querySelectorAll('main p, main li'))
+  .filter(e => !e.closest('table, pre'))
+  .map(e => { const c = e.cloneNode(true);
+              c.querySelectorAll('code, kbd, pre, mjx-container, .math, script').forEach(x => x.remove());
+              return c.textContent; })
+  .filter(t => /(^|\n)\s*\|?\s*:?-{3,}:?\s*\|/.test(t) || /\*\*\S[^*]*\*\*/.test(t) || /^\s*#{1,6} /.test(t))
+  .map(t => t.trim().slice(0, 100))"""
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -107,13 +116,9 @@ def test_page_renders_offline(browser, page):
         if raw in text:
             i = text.index(raw)
             problems.append(f"unrendered TeX {raw!r}: ...{text[max(0, i - 60) : i + 60]!r}...")
-    # a table that did not render is left as a paragraph of pipes; other raw Markdown as its markers
-    raw_md = tab.evaluate(
-        "() => Array.from(document.querySelectorAll('main p, main li'))"
-        ".map(e => e.innerText.trim())"
-        ".filter(t => t.startsWith('|') || /^#{1,6} |\\*\\*\\S|^---\\|/.test(t))"
-        ".map(t => t.slice(0, 100))"
-    )
+    # Markdown that did not render: a table left as a paragraph (its |---| row), **bold** or a heading's #, in the
+    # text of paragraphs and list items outside tables, code and math
+    raw_md = tab.evaluate(RAW_MARKDOWN_JS)
     problems += [f"raw Markdown in the HTML: {t!r}" for t in raw_md]
     if page in _chapter_pages() and tab.locator(".cell_output img").count() == 0:
         problems.append("a chapter page without a figure")
