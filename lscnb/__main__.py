@@ -98,6 +98,8 @@ def _check_reproduce(args) -> None:
             setattr(args, name, DEFAULTS.get(name))
     if args.executor == "submitit" and args.gpus_per_run != int(args.gpus_per_run):
         raise UsageError(f"--gpus-per-run must be a whole number with --executor submitit, got {args.gpus_per_run}")
+    if args.owed and not args.no_notebook:
+        raise UsageError("--owed needs --no-notebook (a notebook runs all its figures)")
     if args.figure and not args.no_notebook:
         raise UsageError("--figure needs --no-notebook (a notebook runs all its figures)")
     if args.output and args.no_notebook:
@@ -142,6 +144,13 @@ def _reproduce(args) -> int:
 
             module = chapter_module(name)
             figures = args.figure or list(module.FIGURES)
+            if args.owed:  # what a replay build computes at quick scale: figures without all their full results
+                from .status import figure_state
+
+                figures = [f for f in figures if figure_state(module, f)["results"] is None]
+                if not figures:
+                    print(f"[{name}] every figure has its full results committed: nothing owed", flush=True)
+                    continue
             # one sweep over every figure, in the module's order: an executor sees all missing runs at once
             runs = [run for fig in figures for run in module.FIGURES[fig](profile.scale)]
             run_sweep(runs, profile, force=args.force or None, executor=args.executor, **_executor_options(args))
@@ -252,6 +261,12 @@ def main(argv=None) -> int:
     rep.add_argument("--no-notebook", action="store_true", help="run the sweeps directly, without papermill")
     rep.add_argument("--figure", action="append", help="with --no-notebook: only these figures (repeatable)")
     rep.add_argument("--force", action="store_true", help="recompute runs that are already stored")
+    rep.add_argument(
+        "--owed",
+        action="store_true",
+        help="with --no-notebook: only the figures whose full results are not all committed (those a replay "
+        "build computes at quick scale: --profile quick --owed precomputes them in parallel)",
+    )
     rep.add_argument("--output", default=None, help="folder for the executed notebook (default: _build/reproduce)")
     ex = rep.add_argument_group("executors (with --no-notebook)")
     ex.add_argument(

@@ -47,6 +47,8 @@ CASES = {  # name: (arguments, a piece of the message)
     "figure without --no-notebook": (["reproduce", "lsc", "--figure", "lemma1"], "--figure needs --no-notebook"),
     "figure with all": (["reproduce", "all", *NB, "--figure", "lemma1"], "--figure needs one chapter"),
     "output with --no-notebook": (["reproduce", "lsc", *NB, "--output", "x"], "--output"),
+    "owed without --no-notebook": (["reproduce", "lsc", "--owed"], "--owed needs --no-notebook"),
+    "smoke of an unknown chapter": (["smoke", "chapter9"], "unknown chapter 'chapter9'"),
     "missing root": (["status", "--root", "/nonexistent/results"], "no such folder"),
     "root is a file": (["status", "--root", __file__], "not a folder"),
     "unknown option": (["status", "--bogus"], "unrecognized arguments"),
@@ -111,3 +113,18 @@ def test_profiles_match_config():
     from lscnb import config
 
     assert cli.PROFILES == config.PROFILES
+
+
+def test_owed_runs_only_the_figures_without_their_full_results(tmp_path):
+    """gradients has every full result committed (nothing owed); with an empty results folder every figure is owed."""
+    env = dict(ENV, LSCNB_CACHE=str(tmp_path / "cache"))
+    args = ["reproduce", "gradients", "--profile", "quick", *NB, "--owed", "--figure", "rates"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "lscnb", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
+    assert proc.returncode == 0 and "nothing owed" in proc.stdout, proc.stdout + proc.stderr
+    empty = dict(env, LSCNB_RESULTS=str(tmp_path / "results"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lscnb", *args], capture_output=True, text=True, env=empty, cwd=ROOT, timeout=300
+    )
+    assert proc.returncode == 0 and "runs of rates: done" in proc.stdout, proc.stdout + proc.stderr
