@@ -17,5 +17,13 @@ echo "$stamp" > _build/.stamp
 export LSCNB_PROFILE="$profile"
 # The build is headless: explorers draw no widget (lscnb.explore detects no frontend anyway; this makes sure of it)
 export LSCNB_WIDGETS=0
+if [ "$profile" = replay ] && [ -z "${LSCNB_NO_PREPASS:-}" ]; then
+  # A replay build computes the figures without committed full results at quick scale. Jupyter Book executes the
+  # notebooks one after another; computing those runs first, one per core, and letting the notebooks reuse them
+  # (LSCNB_REUSE=1 reuses only results made by the code now on disk) uses every core.
+  OMP_NUM_THREADS=1 LSCNB_THREADS=1 python -m lscnb reproduce all --profile quick --no-notebook --owed \
+    --executor processes --workers "$(nproc)" --threads-per-run 1
+  export LSCNB_REUSE=1
+fi
 jupyter-book build . "$@"
 echo "book built: $(pwd)/_build/html/index.html (profile $profile)"
