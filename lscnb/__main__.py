@@ -153,6 +153,7 @@ def _reproduce(args) -> int:
                     continue
             # one sweep over every figure, in the module's order: an executor sees all missing runs at once
             runs = [run for fig in figures for run in module.FIGURES[fig](profile.scale)]
+            runs = list({run.key: run for run in runs}.values())  # figures may share runs (lsc's Table I and Fig. 4)
             run_sweep(runs, profile, force=args.force or None, executor=args.executor, **_executor_options(args))
             print(f"[{name}] {len(runs)} runs of {', '.join(figures)}: done", flush=True)
         else:
