@@ -7,7 +7,7 @@ from lscnb import config
 from lscnb.experiments import gradients as ex
 from lscnb.sweep import Run, RunContext
 
-SMALL = dict(width=8, length=30, batch=2, seeds=1, radius_samples=3, depth=2, steps=3, fit_start=2, fit_stop=20)
+SMALL = ex.SMOKE  # the chapter's smoke-test shrink (lscnb.experiments.gradients)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import pytest
 import torch
 from seedcheck import assert_seed_reaches
 
+from lscnb.experiments import lsc as _lsc
 from lscnb.models import GRUCell, LSTMCell, RNNCell, Stack
 from lscnb.models.ffn import DeepFFN
 from lscnb.pretrain import differentiable_radius, final_radii, pretrain_ffn, pretrain_stack, stack_transitions
@@ -114,21 +115,7 @@ def test_bad_arguments_name_themselves():
         theory.path_count(-1, 3)
 
 
-SMALL = {
-    "lemma1": dict(n=8, samples=4),
-    "corollary": dict(width=8, depth=4, seeds=1),
-    "deep_gru": dict(depth=2, width=6, length=12, steps=2),
-    "ffn": dict(width=8, depth=4, epochs=1, pre_steps=2, lrs=[1e-3]),
-    "drnn": dict(width=6, pre_steps=2, steps=2, batch=4, limit=40),
-    "lru": dict(
-        width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
-    ),
-    "lru_table": dict(
-        width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
-    ),
-    "covariance": dict(width=6, pre_steps=2, batch=8, limit=40),
-    "lr_grid": dict(width=6, steps=2, batch=4, limit=40),
-}
+SMALL = {name: fig.smoke for name, fig in _lsc.FIGURES.items()}  # the registry's shrink per figure
 """Each figure's run shrunk to a fraction of a second (the chapter's full configurations otherwise)."""
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from lscnb.experiments import memory as _chapter
 from lscnb.models.linear_rnn import DenseLinearRNN, DiagonalLRU, Teacher, causal_conv, power_vectors
 from lscnb.theory import memory as m
 
@@ -157,20 +158,7 @@ def test_bad_arguments_name_themselves():
         m.monte_carlo(0.5, 0.0, chains=0)
 
 
-SHRINK = dict(
-    chains=64,
-    steps=5,
-    lams=[0.9],
-    batch=4,
-    length=32,
-    batches=1,
-    d_in=16,
-    d_model=8,
-    networks=4,
-    d=8,
-    offdiag=8,
-    max_lag=16,
-)
+SHRINK = _chapter.SMOKE  # the chapter's smoke-test shrink (lscnb.experiments.memory)
 
 
 def shrunk(run):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from lscnb.experiments import nnrnn as _chapter
 from lscnb.models.nonnormal import NNRNNCell
 from lscnb.theory import fisher
 
@@ -97,21 +98,7 @@ def test_bad_arguments_name_themselves():
         make_copy_model("GRU", 8, 0)
 
 
-SHRINK = dict(
-    iters=3,
-    width=8,
-    T=5,
-    samples=10,
-    steps=20,
-    pool=7,
-    n_train=20,
-    n_eval=10,
-    epochs=1,
-    batch=10,
-    length=3,
-    emb=4,
-    eval_batch=2,
-)
+SHRINK = _chapter.SMOKE  # the chapter's smoke-test shrink (lscnb.experiments.nnrnn)
 
 
 def _shrunk(run):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from lscnb.experiments import relevancy as _chapter
 from lscnb.models.relevancy import RelRNN
 from lscnb.theory import relevancy as theory
 
@@ -66,29 +67,7 @@ def test_bad_arguments_name_themselves():
         RelRNN(3, 4, nu=0)
 
 
-SHRINK = dict(
-    seeds=1,
-    width=8,
-    length=20,
-    steps=5,
-    lams=[0.5],
-    T=6,
-    L=2,
-    batch=4,
-    eval_batch=8,
-    grad_T=12,
-    grad_batch=2,
-    transfer=[1, 2],
-    train_tokens=3000,
-    valid_tokens=400,
-    test_tokens=400,
-    bptt=12,
-    embedding=4,
-    n_train=64,
-    n_valid=32,
-    n_test=32,
-    real_only=False,
-)
+SHRINK = _chapter.SMOKE  # the chapter's smoke-test shrink (lscnb.experiments.relevancy)
 
 
 def _shrunk(name: str):

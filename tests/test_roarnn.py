@@ -10,6 +10,7 @@ import torch
 from lscnb import jacobian
 from lscnb.data import find
 from lscnb.data.moons import double_moon
+from lscnb.experiments import roarnn as _chapter
 from lscnb.models.roa import RoaFNN, RoaRNNCell, semi_orthogonal
 from lscnb.theory import roa as bounds
 
@@ -123,9 +124,7 @@ def test_bad_arguments_name_themselves():
         bounds.lower_bound(10.0, 3.0, 5)
 
 
-SHRINK = dict(
-    depth=12, width=4, seeds=1, length=20, epochs=1, lag=5, steps=3, eval_every=2, batch=4, n_train=200, n_test=100
-)
+SHRINK = _chapter.SMOKE  # the chapter's smoke-test shrink (lscnb.experiments.roarnn)
 """Every figure's run cut to seconds (moons keeps its width: 2 or 72; digits gets 8 units, at 4 one epoch can end on
 the same test accuracy at two seeds)."""
 
