@@ -1,9 +1,11 @@
-"""The shared training loop: progress bar, gradient clipping, divergence, checkpoint and resume.
+"""The training loop every chapter uses: progress bar, gradient clipping, penalties, evaluation callbacks,
+divergence, checkpoint and resume.
 
-``fit`` draws batch ``k`` from ``batch_fn(k)`` (so a resumed run sees the same batches), steps the optimiser,
-records the loss and gradient norm, and stops at the first non-finite loss or gradient, recording the run as
-diverged at that step instead of crashing. With ``checkpoint=path`` it saves model, optimiser and history
-atomically every ``checkpoint_every`` steps and resumes from the file when it exists.
+``fit`` draws batch ``k`` from ``batch_fn(k)`` (so a resumed run sees the same batches), steps the optimiser (or
+several, e.g. one for an orthogonal parameter and one for the rest), records the loss and gradient norm, and stops at
+the first non-finite loss or gradient, recording the run as diverged at that step instead of crashing. With
+``checkpoint=path`` it saves model, optimisers and history atomically every ``checkpoint_every`` steps and resumes
+from the file when it exists. :class:`EpochBatches` turns shuffled passes over a data set into such a ``batch_fn``.
 """
 
 from __future__ import annotations
@@ -62,6 +64,65 @@ def make_optimizer(params, optimizer: str | torch.optim.Optimizer | Callable = "
     return OPTIMIZERS[optimizer](params, lr=checks.positive_float(lr, "lr"), **kwargs)
 
 
+def make_optimizers(params, optimizer, lr: float, **kwargs) -> list[torch.optim.Optimizer]:
+    """:func:`make_optimizer`, or a list or tuple of optimiser instances kept as they are (all stepped together)."""
+    if isinstance(optimizer, (list, tuple)):
+        if not optimizer or not all(isinstance(o, torch.optim.Optimizer) for o in optimizer):
+            raise TypeError("optimizer: a list must hold one or more torch.optim.Optimizer instances")
+        return list(optimizer)
+    return [make_optimizer(params, optimizer, lr, **kwargs)]
+
+
+class EpochBatches:
+    """``batch_fn`` of shuffled passes over ``n`` examples: batch ``k`` holds the indices of batch ``k mod m`` of epoch
+    ``k // m`` (``m`` batches an epoch; the last one short, or dropped with ``drop_last``). Each epoch draws a fresh
+    permutation from one generator seeded with ``seed``, in order, so the batches are those of a loop that calls
+    ``torch.randperm(n, generator=g)`` at the start of every epoch; a resumed run replays the draws it missed."""
+
+    def __init__(self, n: int, batch_size: int, seed: int, drop_last: bool = False):
+        self.n = checks.positive_int(n, "n")
+        self.batch_size = checks.positive_int(batch_size, "batch_size")
+        self.per_epoch = n // batch_size if drop_last else -(-n // batch_size)
+        if self.per_epoch == 0:
+            raise ValueError(f"batch_size: {batch_size} exceeds the {n} examples and drop_last drops the only batch")
+        self.seed = int(seed)
+        self._epoch, self._order, self._gen = -1, None, None
+
+    def epochs(self, steps: int) -> int:
+        """How many epochs ``steps`` batches span (the last one possibly partial)."""
+        return -(-steps // self.per_epoch)
+
+    def __call__(self, k: int) -> torch.Tensor:
+        epoch, i = divmod(k, self.per_epoch)
+        if epoch < self._epoch or self._gen is None:
+            self._gen, self._epoch = torch.Generator().manual_seed(self.seed), -1
+        while self._epoch < epoch:
+            self._order, self._epoch = torch.randperm(self.n, generator=self._gen), self._epoch + 1
+        return self._order[i * self.batch_size : (i + 1) * self.batch_size]
+
+    def over(self, *tensors: torch.Tensor) -> Callable[[int], tuple]:
+        """The ``batch_fn`` whose batch ``k`` is ``tuple(t[self(k)] for t in tensors)``."""
+        if any(len(t) != self.n for t in tensors):
+            raise ValueError(f"tensors: every tensor must hold the {self.n} examples along its first dim")
+
+        def batch(k: int) -> tuple:
+            idx = self(k)
+            return tuple(t[idx] for t in tensors)
+
+        return batch
+
+
+def classification_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of ``model(x)`` (logits) against the labels ``y``: the ``loss_fn`` of a classifier."""
+    return torch.nn.functional.cross_entropy(model(x), y)
+
+
+@torch.no_grad()
+def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+    """Fraction of ``x`` that ``model`` (logits) labels as ``y``."""
+    return float((model(x).argmax(-1) == y).float().mean())
+
+
 def _save(path: Path, state: dict) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,6 +140,7 @@ def fit(
     optimizer="adam",
     optimizer_kwargs: dict | None = None,
     clip: float | None = None,
+    penalty: Callable[[torch.nn.Module], torch.Tensor] | None = None,
     eval_fn: Callable[[torch.nn.Module], dict] | None = None,
     eval_every: int | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -91,8 +153,10 @@ def fit(
 ) -> History:
     """Train ``model`` for ``steps`` steps of ``loss_fn(model, x, y)`` on ``batch_fn(step)``; return its History.
 
-    ``clip`` clips the global gradient norm; ``eval_fn(model)`` returns metrics recorded every ``eval_every``
-    steps and at the end; ``after_step(model, step)`` runs after each optimiser step (e.g. a projection).
+    ``optimizer`` is a name (with ``lr`` and ``optimizer_kwargs``), a factory of the parameters, an instance, or a list
+    of instances stepped together. ``penalty(model)`` is added to the loss that is differentiated but not to the
+    loss recorded. ``clip`` clips the global gradient norm; ``eval_fn(model)`` returns metrics recorded every
+    ``eval_every`` steps and at the end; ``after_step(model, step)`` runs after each optimiser step (e.g. a projection).
     ``device`` moves the model there and every batch (tensors, or tuples/lists/dicts of them) with it; an
     ``eval_fn`` finds the device as ``next(model.parameters()).device``. ``checkpoint`` saves every
     ``checkpoint_every`` steps and resumes from the file if it exists; ``generators`` (those ``batch_fn`` draws from)
@@ -107,13 +171,14 @@ def fit(
     if device is not None:
         device = torch.device(device)
         model.to(device)
-    opt = make_optimizer(model.parameters(), optimizer, lr, **(optimizer_kwargs or {}))
+    opts = make_optimizers(model.parameters(), optimizer, lr, **(optimizer_kwargs or {}))
     hist, start = History(), 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
     if ckpt is not None and ckpt.exists():
         state = torch.load(ckpt, weights_only=False, map_location=device)
         model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
+        for opt, saved in zip(opts, state.get("optimizers") or [state["optimizer"]]):  # "optimizer": older files
+            opt.load_state_dict(saved)
         hist = History(**state["history"])
         start = state["step"]
         torch.set_rng_state(state["rng"].cpu())
@@ -132,10 +197,11 @@ def fit(
         if device is not None:
             x, y = to_device(x, device), to_device(y, device)
         loss = loss_fn(model, x, y)
-        opt.zero_grad(set_to_none=True)
+        for opt in opts:
+            opt.zero_grad(set_to_none=True)
         value = float(loss.detach())
         if math.isfinite(value):
-            loss.backward()
+            (loss if penalty is None else loss + penalty(model)).backward()
             grads = [p.grad for p in params if p.grad is not None]
             gnorm = float(torch.linalg.vector_norm(torch.stack([g.norm() for g in grads]))) if grads else 0.0
         else:
@@ -145,7 +211,8 @@ def fit(
             break
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(params, clip)
-        opt.step()
+        for opt in opts:
+            opt.step()
         if after_step is not None:
             after_step(model, k)
         hist.step.append(k)
@@ -161,7 +228,7 @@ def fit(
                 ckpt,
                 {
                     "model": model.state_dict(),
-                    "optimizer": opt.state_dict(),
+                    "optimizers": [opt.state_dict() for opt in opts],
                     "history": hist.to_dict(),
                     "step": k + 1,
                     "rng": torch.get_rng_state(),

@@ -24,6 +24,7 @@ from ...models.relational import (
 )
 from ...models.relational_baselines import MNM, NTM, RelationNetwork
 from ...sweep import RunContext
+from ...train import fit
 
 CHAPTER = "corelnet"
 
@@ -96,6 +97,7 @@ def train_eval(
     test_fn=None,
     l1: float = 0.0,
     device="cpu",
+    progress: bool = False,
 ) -> dict:
     """Adam (lr 5e-4 as in the code, batch 96) on fresh samples from the training shapes; accuracy on the test shapes
     (OOD) and
@@ -103,27 +105,32 @@ def train_eval(
     (N, 128) is the frozen object table, or ``None`` for a model that takes index sequences (:class:`Encoded`),
     whose ``l1()`` is added to the loss with weight ``l1``. Samples are drawn on the CPU (the same stream on any
     machine) and moved to ``device``, where the model and the object table compute. A model with a ``reconstruction``
-    meta-objective (:class:`~lscnb.models.relational_baselines.MNM`) adds it to the loss, as in the ESBN code."""
+    meta-objective (:class:`~lscnb.models.relational_baselines.MNM`) adds it to the loss, as in the ESBN code. Trains
+    with :func:`lscnb.train.fit`: a run whose loss turns non-finite stops there and is recorded as ``diverged``."""
     device = torch.device(device)
-    g = torch.Generator().manual_seed(seed)
     model.to(device)
-    model.train()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
     emb = None if emb is None else emb.to(device)
     inputs = (lambda seq: seq.to(device)) if emb is None else (lambda seq: emb[seq.to(device)])
-    losses = []
-    for _it in range(iters):
-        seq, y = gen_fn(train_shapes, 96, g)
-        loss = torch.nn.functional.cross_entropy(model(inputs(seq)), y.to(device))
-        if getattr(model, "reconstruction", None) is not None:
-            loss = loss + model.reconstruction
-        if l1:
-            loss = loss + l1 * model.l1()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(float(loss.detach()))
-    out = {"loss": np.array(losses)}
+    g = torch.Generator().manual_seed(seed)
+
+    def loss_fn(net, seq, y):
+        loss = torch.nn.functional.cross_entropy(net(inputs(seq)), y)
+        if getattr(net, "reconstruction", None) is not None:
+            loss = loss + net.reconstruction
+        return loss + l1 * net.l1() if l1 else loss
+
+    hist = fit(
+        model,
+        lambda k: gen_fn(train_shapes, 96, g),
+        loss_fn,
+        steps=iters,
+        lr=lr,
+        device=device,
+        generators=(g,),
+        progress=progress,
+        desc=type(model).__name__,
+    )
+    out = {"loss": np.array(hist.loss), "diverged": hist.diverged}
     for name, shapes, fn in (("ood", test_shapes, test_fn or gen_fn), ("iid", train_shapes, gen_fn)):
         out[name] = accuracy(model, inputs, fn, shapes, test, seed)
     return out

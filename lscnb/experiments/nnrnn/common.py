@@ -144,12 +144,24 @@ def effective_parameters(core, readout) -> int:
     return rec + sum(p.numel() for p in readout.parameters())
 
 
-def _step(opts, loss) -> None:
-    for o in opts:
-        o.zero_grad()
-    loss.backward()
-    for o in opts:
-        o.step()
+class CoreReadout(torch.nn.Module):
+    """A recurrent ``core`` (with ``sequence(x)``) and a linear ``readout``, as one module for
+    :func:`lscnb.train.fit`: ``forward`` reads out every step, ``last`` only the final state."""
+
+    def __init__(self, core: torch.nn.Module, readout: torch.nn.Module):
+        super().__init__()
+        self.core, self.readout = core, readout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.readout(self.core.sequence(x))
+
+    def last(self, x: torch.Tensor) -> torch.Tensor:
+        return self.readout(self.core.sequence(x)[:, -1])
+
+    def gamma_penalty(self, delta: float):
+        """The nnRNN's penalty on its scales gamma (0 for other cores)."""
+        cell = getattr(self.core, "cell", None)
+        return cell.gamma_penalty(delta) if isinstance(cell, NNRNNCell) and delta else 0.0
 
 
 def _theta_snapshot(core) -> dict:

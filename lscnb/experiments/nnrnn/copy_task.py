@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ... import plot
 from ...data import copy_memory, copy_memory_baseline
 from ...sweep import Run, RunContext
-from .common import CHAPTER, COPY_HYPER, SIZES, _step, _theta_snapshot, make_copy_model
+from ...train import fit
+from .common import CHAPTER, COPY_HYPER, SIZES, CoreReadout, _theta_snapshot, make_copy_model
 
 
 def copy_run(cfg: dict, ctx: RunContext) -> dict:
@@ -22,22 +20,30 @@ def copy_run(cfg: dict, ctx: RunContext) -> dict:
     core, readout, opts = make_copy_model(cfg["model"], cfg["width"], ctx.seed)
     gen = torch.Generator().manual_seed(ctx.seed)
     track = cfg.get("track", 0) if cfg["model"] == "nnRNN" else 0
-    losses, t_norm, p_orth = [], [], []
-    for it in tqdm(range(cfg["iters"]), desc=cfg["model"], disable=not ctx.progress, leave=False):
-        if track and it % track == 0:
+    t_norm, p_orth = [], []
+
+    def snapshot(model=None, k=-1):  # before iterations 0, track, 2 track, ...
+        if track and (k + 1) % track == 0 and k + 1 < cfg["iters"]:
             snap = core.cell.schur_parts()
             t_norm.append(float(np.linalg.norm(snap["T"])))
             p_orth.append(snap["P_orthogonality"])
-        x, y = copy_memory(10, cfg["T"] - 1, generator=gen)
-        logits = readout(core.sequence(x))
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 9), y.reshape(-1))
-        total = loss + (core.cell.gamma_penalty(COPY_HYPER["nnRNN"]["delta"]) if cfg["model"] == "nnRNN" else 0.0)
-        _step(opts, total)
-        value = float(loss.detach())
-        losses.append(value if math.isfinite(value) else float("nan"))
-        if not math.isfinite(value):
-            break
-    out = {"loss": np.array(losses), "baseline": copy_memory_baseline(cfg["T"] - 1)}
+
+    snapshot()
+    delta = COPY_HYPER["nnRNN"]["delta"] if cfg["model"] == "nnRNN" else 0.0
+    hist = fit(
+        CoreReadout(core, readout),
+        lambda k: copy_memory(10, cfg["T"] - 1, generator=gen),
+        lambda model, x, y: torch.nn.functional.cross_entropy(model(x).reshape(-1, 9), y.reshape(-1)),
+        steps=cfg["iters"],
+        optimizer=opts,
+        penalty=lambda model: model.gamma_penalty(delta),
+        after_step=snapshot,
+        generators=(gen,),
+        progress=ctx.progress,
+        desc=cfg["model"],
+    )
+    losses = hist.loss + [float("nan")] * hist.diverged  # NaN marks the step it diverged at
+    out = {"loss": np.array(losses), "baseline": copy_memory_baseline(cfg["T"] - 1), "diverged": hist.diverged}
     if cfg["model"] == "nnRNN":
         snap = _theta_snapshot(core)
         out["P_orthogonality"], out["gamma_mean"] = snap["P_orthogonality"], snap["gamma_mean"]

@@ -4,16 +4,15 @@ parameters (Table A.2's rates)."""
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ... import checks, plot
 from ...data.mnist import load_mnist, pixel_sequences
 from ...sweep import Run, RunContext
-from .common import CHAPTER, _step, _theta_snapshot, effective_parameters, make_model
+from ...train import EpochBatches, fit
+from .common import CHAPTER, CoreReadout, _theta_snapshot, effective_parameters, make_model
 
 PSMNIST_HYPER = {  # Table A.2 (psMNIST), equal width N = 512; "RNN Orth" and EURNN rows not run
     "nnRNN": dict(hid=512, lr=1.5e-4, lr_orth=1.5e-5, alpha=0.99, delta=0.15, t_decay=1e-4, init="cayley"),
@@ -79,10 +78,9 @@ def psmnist_data(pool: int, n_train: int, n_eval: int, split_seed: int = 0):
 
 
 @torch.no_grad()
-def _accuracy(core, readout, x, y, batch: int = 500) -> float:
+def _accuracy(model, x, y, batch: int = 500) -> float:
     hits = sum(
-        int((readout(core.sequence(x[i : i + batch])[:, -1]).argmax(-1) == y[i : i + batch]).sum())
-        for i in range(0, len(y), batch)
+        int((model.last(x[i : i + batch]).argmax(-1) == y[i : i + batch]).sum()) for i in range(0, len(y), batch)
     )
     return hits / len(y)
 
@@ -94,35 +92,37 @@ def psmnist_run(cfg: dict, ctx: RunContext) -> dict:
     name = cfg["model"]
     data = psmnist_data(cfg["pool"], cfg["n_train"], cfg["n_eval"])
     core, readout, opts = make_model(name, cfg["width"], ctx.seed, n_in=1, n_out=10, hyper=hyper, init="cayley")
-    (x, y), gen = data["train"], torch.Generator().manual_seed(ctx.seed)
+    x, y = data["train"]
     device = ctx.device
-    core, readout = core.to(device), readout.to(device)
-    losses, valid, best, test_at_best, diverged = [], [], -1.0, float("nan"), False
-    for _epoch in tqdm(range(cfg["epochs"]), desc=f"psMNIST {name}", disable=not ctx.progress, leave=False):
-        order = torch.randperm(len(y), generator=gen)
-        for i in range(0, len(y) - cfg["batch"] + 1, cfg["batch"]):
-            idx = order[i : i + cfg["batch"]]
-            logits = readout(core.sequence(x[idx].to(device))[:, -1])
-            loss = torch.nn.functional.cross_entropy(logits, y[idx].to(device))
-            total = loss + (core.cell.gamma_penalty(hyper[name]["delta"]) if name == "nnRNN" else 0.0)
-            value = float(loss.detach())
-            if not math.isfinite(value):
-                diverged = True
-                break
-            _step(opts, total)
-            losses.append(value)
-        if diverged:
-            break
-        acc = _accuracy(core, readout, *(t.to(device) for t in data["valid"]))
-        valid.append(acc)
-        if acc > best:
-            best, test_at_best = acc, _accuracy(core, readout, *(t.to(device) for t in data["test"]))
+    model = CoreReadout(core, readout).to(device)
+    valid, best = [], {"valid": -1.0, "test": float("nan")}
+
+    def evaluate(model):  # validation accuracy every epoch; test accuracy of the best epoch so far
+        valid.append(_accuracy(model, *(t.to(device) for t in data["valid"])))
+        if valid[-1] > best["valid"]:
+            best.update(valid=valid[-1], test=_accuracy(model, *(t.to(device) for t in data["test"])))
+        return {"valid_acc": valid[-1]}
+
+    batches = EpochBatches(len(y), cfg["batch"], ctx.seed, drop_last=True)
+    hist = fit(
+        model,
+        batches.over(x, y),
+        lambda model, xb, yb: torch.nn.functional.cross_entropy(model.last(xb), yb),
+        steps=cfg["epochs"] * batches.per_epoch,
+        optimizer=opts,
+        penalty=lambda model: model.gamma_penalty(hyper[name].get("delta", 0.0)),
+        eval_fn=evaluate,
+        eval_every=batches.per_epoch,
+        device=device,
+        progress=ctx.progress,
+        desc=f"psMNIST {name}",
+    )
     out = {
-        "loss": np.array(losses),
+        "loss": np.array(hist.loss),
         "valid_acc": np.array(valid),
-        "best_valid": max(best, 0.0),
-        "test_at_best": test_at_best,
-        "diverged": diverged,
+        "best_valid": max(best["valid"], 0.0),
+        "test_at_best": best["test"],
+        "diverged": hist.diverged,
         "params": effective_parameters(core, readout),
         "steps": int(x.shape[1]),
     }

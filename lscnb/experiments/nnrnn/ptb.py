@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ... import checks, plot
 from ...data.text import batchify, bptt_windows, load_ptb
 from ...lm import evaluate as lm_evaluate
 from ...models.nonnormal import NNRNNCell
 from ...sweep import Run, RunContext
+from ...train import fit
 from .common import CHAPTER, _theta_snapshot, effective_parameters, make_model
 
 
@@ -232,47 +232,49 @@ def ptb_run(cfg: dict, ctx: RunContext) -> dict:
     device = ctx.device
     lm, opts = make_lm(hp, ctx.seed, corpus.vocab_size, cfg["emb"])
     lm = lm.to(device)
-    params = [p for p in lm.parameters() if p.requires_grad]
-    rows = batchify(train, cfg["batch"]).to(device)
-    losses, gnorms, valid_bpc, best, best_state, diverged = [], [], [], float("inf"), None, False
-    for _epoch in tqdm(
-        range(cfg["epochs"]),
-        desc=f"PTB {hp['model']}-{hp['hid']}",
-        disable=not ctx.progress,
-        leave=False,
-    ):
-        states = None
-        for x, y in bptt_windows(rows, cfg["length"]):
-            logits, states = lm(x, states)
-            states = [s.detach() for s in states]
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-            value = float(loss.detach())
-            if not math.isfinite(value):
-                diverged = True
-                break
-            for o in opts:
-                o.zero_grad()
-            (loss + _penalty(lm, hp)).backward()
-            gnorm = float(torch.nn.utils.clip_grad_norm_(params, float("inf")))
-            for o in opts:
-                o.step()
-            losses.append(value)
-            gnorms.append(gnorm)
-        if diverged:
-            break
+    windows = list(bptt_windows(batchify(train, cfg["batch"]).to(device), cfg["length"]))
+    carried = {"states": None}  # the state carried across windows, detached; reset at each epoch's first window
+    valid_bpc, best = [], {"nats": float("inf"), "state": None}
+    plateau = [
+        torch.optim.lr_scheduler.ReduceLROnPlateau(o, factor=0.5, patience=0, threshold=0.0, eps=0.0) for o in opts
+    ]
+
+    def next_window(k):
+        x, y = windows[k % len(windows)]
+        return (x, k % len(windows) == 0), y
+
+    def loss_fn(lm, x, y):
+        logits, states = lm(x[0], None if x[1] else carried["states"])
+        carried["states"] = [s.detach() for s in states]
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+    def evaluate(lm):  # every epoch: keep the best model; halve the rates on a plateau (the code's StepLR(0.5))
         val = lm_evaluate(lm, valid, batch=cfg["eval_batch"], length=cfg["length"], device=device)
         valid_bpc.append(val["bits"])
-        if val["nats"] < best:
-            best, best_state = val["nats"], {k: v.detach().clone() for k, v in lm.state_dict().items()}
-        else:  # the code's StepLR(gamma=0.5) on a validation plateau
-            for o in opts:
-                for g in o.param_groups:
-                    g["lr"] *= 0.5
+        if val["nats"] < best["nats"]:
+            best.update(nats=val["nats"], state={k: v.detach().clone() for k, v in lm.state_dict().items()})
+        for schedule in plateau:
+            schedule.step(val["nats"])
+        return {"valid_bpc": val["bits"]}
+
+    hist = fit(
+        lm,
+        next_window,
+        loss_fn,
+        steps=cfg["epochs"] * len(windows),
+        optimizer=opts,
+        penalty=lambda lm: _penalty(lm, hp),
+        eval_fn=evaluate,
+        eval_every=len(windows),
+        progress=ctx.progress,
+        desc=f"PTB {hp['model']}-{hp['hid']}",
+    )
+    best_state = best["state"]
     out = {
-        "loss": np.array(losses),
-        "grad_norm": np.array(gnorms),
+        "loss": np.array(hist.loss),
+        "grad_norm": np.array(hist.grad_norm),
         "valid_bpc": np.array(valid_bpc),
-        "diverged": diverged,
+        "diverged": hist.diverged,
         "params": effective_parameters(lm.core, lm.decoder) + lm.embed.weight.numel(),
         "vocab": corpus.vocab_size,
         "source": corpus.source,
