@@ -14,9 +14,11 @@ export LSCNB_WIDGETS=0
 # process), each single-threaded: small torch ops slow down badly when threads outnumber cores.
 workers="${LSCNB_TEST_WORKERS:-auto}"
 export OMP_NUM_THREADS=1 LSCNB_THREADS=1
-python -m pytest tests -q -p no:cacheprovider --ignore=tests/test_browser.py -n "$workers" "$@"
-# --dist loadfile keeps each notebook's cells together, in order, in one kernel
-python -m pytest --nbval-lax book -q -p no:cacheprovider -n "$workers" --dist loadfile "$@"
+# One run for both: --dist loadfile keeps each notebook's cells together, in order, in one kernel; the chapters are
+# queued first (--no-loadscope-reorder keeps that order) and the unit-test files fill the cores while the last chapter
+# finishes, instead of one core idling at the end of each of two runs.
+python -m pytest book tests --nbval-lax -q -p no:cacheprovider --ignore=tests/test_browser.py -n "$workers" \
+  --dist loadfile --no-loadscope-reorder "$@"
 unset OMP_NUM_THREADS LSCNB_THREADS
 # The book: replay plots committed full results; a figure without them reuses the quick results just computed.
 rm -rf _build/html _build/.doctrees
