@@ -139,8 +139,8 @@ def device_name(device: str | torch.device = "cpu") -> str:
 
 def pick(profile: Profile, **by_scale):
     """Pick a value by scale: ``pick(P, quick=64, full=512)``; ``replay`` falls back to ``quick`` sizes."""
-    for key in by_scale:
-        checks.one_of(key, ("quick", "full"), "scale keyword")
+    for key in by_scale:  # every keyword names a scale
+        checks.one_of(key, ("quick", "full"), "by_scale")
     if profile.scale not in by_scale:
         raise KeyError(f"no value given for scale {profile.scale!r}")
     return by_scale[profile.scale]

@@ -21,3 +21,40 @@ def stores(tmp_path, monkeypatch):
     monkeypatch.setenv("LSCNB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("LSCNB_GIT_COMMIT", "test-commit")
     return tmp_path
+
+
+def _names_an_argument(check):
+    """``check`` (a function of lscnb.checks) that first asserts that the ``name`` it is given is a parameter or local
+    variable of the function calling it (or of that function's caller, for a helper that checks its caller's
+    argument), so that the error a reader sees names the argument they passed."""
+    import functools
+    import inspect
+
+    params = list(inspect.signature(check).parameters)
+    where = params.index("name")
+
+    @functools.wraps(check)
+    def checked(*args, **kwargs):
+        name = args[where] if len(args) > where else kwargs.get("name")
+        frame = inspect.currentframe().f_back
+        while frame.f_globals.get("__name__") == "lscnb.checks":  # a check calling another passes its caller's name
+            frame = frame.f_back
+        callers = [frame.f_code] + ([frame.f_back.f_code] if frame.f_back is not None else [])
+        assert isinstance(name, str) and any(name in code.co_varnames for code in callers), (
+            f"{callers[0].co_qualname} passes name={name!r} to checks.{check.__name__}: not one of its arguments"
+        )
+        return check(*args, **kwargs)
+
+    return checked
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _checks_name_their_argument():
+    """Every argument check in lscnb names an argument of its caller (tests/test_independent_*: error messages)."""
+    from lscnb import checks
+
+    mp = pytest.MonkeyPatch()
+    for fn in ("positive_int", "positive_float", "one_of", "tensor", "square_matrices"):
+        mp.setattr(checks, fn, _names_an_argument(getattr(checks, fn)))
+    yield
+    mp.undo()

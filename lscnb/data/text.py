@@ -154,7 +154,7 @@ def markov_corpus(
     splits = []
     state = int(rng.choice(vocab_size, p=pi))
     for n in lengths:
-        seq = np.empty(checks.positive_int(n, "length"), dtype=np.int64)
+        seq = np.empty(checks.positive_int(n, "lengths"), dtype=np.int64)
         u = rng.random(n)
         for i in range(n):
             state = min(int(np.searchsorted(cdf[state], u[i])), vocab_size - 1)

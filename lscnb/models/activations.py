@@ -23,15 +23,15 @@ ACTIVATIONS = {
 }
 
 
-def get_activation(name: str):
-    """The activation called ``name`` (one of :data:`ACTIVATIONS`)."""
-    return ACTIVATIONS[checks.one_of(name, ACTIVATIONS, "activation")]
+def get_activation(activation: str):
+    """The activation called ``activation`` (one of :data:`ACTIVATIONS`)."""
+    return ACTIVATIONS[checks.one_of(activation, ACTIVATIONS, "activation")]
 
 
-def activation_derivative(name: str, z: torch.Tensor) -> torch.Tensor:
-    """``phi'(z)`` for the activation called ``name``, differentiable in ``z`` (by autograd for those without
+def activation_derivative(activation: str, z: torch.Tensor) -> torch.Tensor:
+    """``phi'(z)`` for the activation called ``activation``, differentiable in ``z`` (by autograd for those without
     a short closed form)."""
-    checks.one_of(name, ACTIVATIONS, "activation")
+    name = checks.one_of(activation, ACTIVATIONS, "activation")
     closed = {
         "linear": lambda v: torch.ones_like(v),
         "tanh": lambda v: 1 - torch.tanh(v) ** 2,
