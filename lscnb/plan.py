@@ -14,7 +14,8 @@ count (for epochs, times the data per epoch, ``n_train``). Other shrunk counts (
 timed and are listed as unscaled. The estimate is a lower bound (``>=``) when the first timing ran out of
 calibration time (the time allowed, scaled), or when the full sizes failed and the fully shrunk smoke config was
 timed instead; it is ``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data
-set per epoch). Shapes left untimed (a figure has many) take the timed shapes' mean per unit.
+set per epoch). A figure's shapes are timed most different first (:func:`_diverse`), as many as fit its
+calibration time; each untimed shape takes the time per unit of the timed shape nearest it (:func:`_distance`).
 """
 
 from __future__ import annotations
@@ -312,21 +313,31 @@ def default_cache(device: str) -> Path:
     return (repo_root() or Path.cwd()) / "_build" / f"plan-calibration-{re.sub(r'[^a-z0-9]+', '', device)}.json"
 
 
-def _spread(n: int) -> list[int]:
-    """0, n-1, then midpoints: the order in which a figure's shapes are timed."""
-    order, spans = [0, n - 1], [(0, n - 1)]
-    while spans:
-        a, b = spans.pop(0)
-        if b - a > 1:
-            m = (a + b) // 2
-            order.append(m)
-            spans += [(a, m), (m, b)]
-    return list(dict.fromkeys(i for i in order if 0 <= i < n))
+def _distance(a: dict, b: dict) -> float:
+    """How unlike two configs are: 1 per differing entry, a numeric one by its ratio (x2: 0.1, up to 1)."""
+    d = 0.0
+    for k in (set(a) | set(b)) - set(SEEDS):
+        x, y = a.get(k), b.get(k)
+        if x == y:
+            continue
+        numeric = _number(x) and _number(y) and x > 0 and y > 0
+        d += min(1.0, abs(math.log2(x / y)) / 10) if numeric else 1.0
+    return d
+
+
+def _diverse(configs: list[dict]) -> list[int]:
+    """The order in which a figure's shapes are timed: the first, then each time the one farthest
+    (:func:`_distance`) from all those before it."""
+    order = [0] if configs else []
+    while len(order) < len(configs):
+        rest = [i for i in range(len(configs)) if i not in order]
+        order.append(max(rest, key=lambda i: (min(_distance(configs[i], configs[j]) for j in order), -i)))
+    return order
 
 
 def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, recalibrate=False, timer=time_run):
     """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds (or read from
-    ``cache``), the untimed shapes at the timed ones' mean per unit. A JSON-able dict."""
+    ``cache``), each untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
     from .figures import smoke_entries
 
     groups: dict[str, list] = {}
@@ -338,7 +349,7 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     cached = bool(timed)
     start = time.perf_counter()
     if not cached:
-        for i in _spread(len(keys)):
+        for i in _diverse([dict(groups[k][0][0].config) for k in keys]):
             left = max_s - (time.perf_counter() - start)
             if timed and left < 0.4 * max_s:  # another shape only with time enough to learn something
                 break
@@ -348,13 +359,17 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
         cache.save()
     ok = {k: m for k, m in timed.items() if m["est_s"] is not None}
 
-    def units(k):
+    def units(k, m):
         run = groups[k][0][0]
-        m = timed.get(k) or next(iter(ok.values()), {})
         return float(run.config[m["key"]]) if m.get("key") and _number(run.config.get(m["key"])) else 1.0
 
-    rate = sum(m["est_s"] / units(k) for k, m in ok.items()) / len(ok) if ok else None
-    per_shape = {k: ok[k]["est_s"] if k in ok else rate * units(k) if rate is not None else None for k in keys}
+    def like(k):  # the timed shape nearest shape k
+        return min(ok, key=lambda t: _distance(groups[k][0][0].config, groups[t][0][0].config), default=None)
+
+    per_shape = {k: ok[k]["est_s"] if k in ok else None for k in keys}
+    for k in keys:
+        if k not in ok and (t := like(k)) is not None:
+            per_shape[k] = ok[t]["est_s"] / units(t, ok[t]) * units(k, ok[t])
     opened = any(m["bound"] == "open" for m in timed.values())
     total = None if opened or None in per_shape.values() else sum(per_shape[k] * len(groups[k]) for k in keys)
     worst = max(ok.items(), key=lambda kv: kv[1]["est_s"] * len(groups[kv[0]]), default=(None, None))[1]
@@ -503,12 +518,14 @@ def main(args, owed_figures=None) -> int:
     log = sys.stderr
     if cache.dropped:
         print(f"calibration cache {cache.path} is another machine's: recalibrating", file=log)
-    figs, start = [], time.perf_counter()
+    timed_now, start = [], time.perf_counter()
     for o in found:
         t = time.perf_counter()
-        figs.append(calibrate(o, device, cache, args.max_calibration_s, args.recalibrate))
-        if not figs[-1]["cached"]:
+        timed_now.append(not calibrate(o, device, cache, args.max_calibration_s, args.recalibrate)["cached"])
+        if timed_now[-1]:
             print(f"calibrated {o.chapter}/{o.figure} in {time.perf_counter() - t:.1f} s", file=log, flush=True)
+    # again from the cache: a shape timed for a later figure serves an earlier one too, as on the next call
+    figs = [{**calibrate(o, device, cache), "cached": not now} for o, now in zip(found, timed_now)]
     plan = build(figs, device, args.chunk, args.budget, args.cpu_limit)
     if args.items:
         print(" ".join(c["item"] for c in plan["commands"]))

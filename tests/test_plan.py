@@ -65,6 +65,16 @@ def test_runs_that_differ_by_seed_share_a_shape():
     assert plan.shape_of(a0) == plan.shape_of(a1) != plan.shape_of(other)
 
 
+def test_the_most_different_shapes_are_timed_first():
+    configs = [{"model": m, "task": t, "seed": 0} for m in "ab" for t in "xyz"]
+    assert plan._diverse(configs)[:2] == [0, 4]  # a-x, then b-y (both entries differ)
+    assert sorted(plan._diverse(configs)) == list(range(6))
+    lengths = [{"length": n, "width": 128} for n in (4, 16, 64, 256, 1024)]
+    assert plan._diverse(lengths)[:3] == [0, 4, 2]  # the shortest, the longest, the middle
+    assert plan._distance(lengths[0], lengths[1]) < plan._distance(lengths[0], lengths[4]) < 1
+    assert plan._distance(configs[0], {**configs[0], "seed": 5}) == 0
+
+
 @pytest.mark.parametrize(
     "text,seconds", [("40m", 2400), ("1h30m", 5400), ("90s", 90), ("2", 120), ("2.5h", 9000), (" 9M ", 540)]
 )
