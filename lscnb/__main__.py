@@ -1,5 +1,5 @@
-"""Command line: ``python -m lscnb reproduce CHAPTER --profile full``, ``python -m lscnb status`` and
-``python -m lscnb smoke [--device cuda]``."""
+"""Command line: ``python -m lscnb reproduce CHAPTER --profile full``, ``python -m lscnb status``,
+``python -m lscnb smoke [--device cuda]`` and ``python -m lscnb plan [--device cuda] [--budget 40m]``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -76,6 +77,21 @@ def _amount(allow_zero: bool):
         return value
 
     return parse
+
+
+def _duration(text: str) -> float:
+    from .plan import parse_duration  # no torch: a mistake is reported at once
+
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _device(text: str) -> str:
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"must be cpu or cuda, got {text!r}")
+    return text
 
 
 def _option(name: str) -> str:
@@ -251,6 +267,24 @@ def _smoke(args) -> int:
     return 1 if failed else 0
 
 
+def _plan(args) -> int:
+    if args.json and args.items:
+        raise UsageError("--json and --items are two outputs: choose one")
+    if args.chapter:
+        from .experiments import chapters
+
+        unknown = [n for n in args.chapter if n not in chapters()]
+        if unknown:
+            raise UsageError(f"unknown chapter {unknown[0]!r} (chapters: {', '.join(sorted(chapters()))})")
+    import torch
+
+    from . import plan
+
+    if args.device and args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError(f"--device {args.device}: no CUDA GPU is visible here (use --device cpu)")
+    return plan.main(args)
+
+
 def main(argv=None) -> int:
     parser = _Parser(prog=PROG, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -305,6 +339,31 @@ def main(argv=None) -> int:
     sm.add_argument("chapter", nargs="*", help="chapters (default: all)")
     sm.add_argument("--device", default=None, help="torch device (default: cuda if present)")
     sm.set_defaults(func=_smoke)
+    pl = sub.add_parser(
+        "plan",
+        help="the figures still owing full runs, timed on this device, cheapest per paper item first, as commands",
+    )
+    pl.add_argument("chapter", nargs="*", help="chapters (default: all)")
+    pl.add_argument("--device", type=_device, default=None, help="cpu or cuda (default: cuda if present)")
+    pl.add_argument("--budget", type=_duration, default=None, help="plan at most this long, e.g. 40m, 1h30m, 90s")
+    pl.add_argument("--chunk", type=_duration, default=540.0, help="longest command (default 9m)")
+    pl.add_argument(
+        "--cpu-limit", type=_duration, default=3600.0, help="on the CPU, longer figures are marked GPU (default 1h)"
+    )
+    pl.add_argument(
+        "--max-calibration-s", type=_amount(False), default=5.0, help="seconds of timing per figure (default 5)"
+    )
+    pl.add_argument(
+        "--recalibrate",
+        action="store_true",
+        help="time again instead of reading the cache (needed after a change of --max-calibration-s)",
+    )
+    pl.add_argument("--cache", default=None, help="calibration cache (default _build/plan-calibration-DEVICE.json)")
+    pl.add_argument("--json", action="store_true")
+    pl.add_argument(
+        "--items", action="store_true", help="print only the planned items, CHAPTER:FIG,FIG@DEVICE, for gpu-full.sh"
+    )
+    pl.set_defaults(func=_plan)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -93,14 +93,20 @@ def smoke_runs(module, name: str) -> list:
     config entries a run has, then the figure's own ``smoke`` sets its entries (``None`` keeps the full value)."""
     from .runs import Run
 
-    fig = module.FIGURES[name]
-    runs = fig("full")
+    runs = module.FIGURES[name]("full")
     out = []
     for run in dict.fromkeys([runs[0], runs[-1]]):
-        cfg = dict(run.config)
-        cfg.update({k: v for k, v in getattr(module, "SMOKE", {}).items() if k in cfg})
-        cfg.update({k: (run.config[k] if v is None else v) for k, v in fig.smoke.items()})
+        cfg = {**dict(run.config), **smoke_entries(module, name, run.config)}
         out.append(Run(run.chapter, run.figure, run.name, run.fn, cfg))
+    return out
+
+
+def smoke_entries(module, name: str, config) -> dict:
+    """The entries the smoke shrink of figure ``name`` sets in a full-profile run's ``config``: the chapter's
+    ``SMOKE`` values of the entries the config has, then the figure's own ``smoke`` (``None`` keeps the full value).
+    """
+    out = {k: v for k, v in getattr(module, "SMOKE", {}).items() if k in config}
+    out.update({k: (config[k] if v is None else v) for k, v in module.FIGURES[name].smoke.items()})
     return out
 
 

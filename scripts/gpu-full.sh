@@ -11,6 +11,10 @@
 #   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3
 # DEVICE is the torch device the runs compute on and is what their provenance records: name cuda only for
 # figures whose run functions put their work on ctx.device. WORKERS processes (default 1) share the item's runs.
+# What to run: `python -m lscnb plan --device cuda --budget 9m --items` prints the owed figures that fit the budget,
+# cheapest per paper item first, as ITEMs (CHAPTER:FIG,FIG@cuda), so
+#   OUT=out scripts/gpu-full.sh 520 smoke $(python -m lscnb plan --device cuda --budget 8m --items)
+# (the plan times each owed figure for a few seconds the first time, cached in _build/plan-calibration-cuda.json).
 set -u
 limit="$1"; shift
 : "${OUT:?set OUT to the folder that receives results.tgz and logs.tgz}"

@@ -1,0 +1,544 @@
+"""The plan for the full runs still owed: ``python -m lscnb plan [--device cpu|cuda] [--budget 40m]``.
+
+Which figures miss full-profile runs (:func:`lscnb.status.figure_state`), what their missing runs cost on the device
+at hand (a short calibration, cached), in which order they buy the most status-page items per minute, and the
+resumable commands (stored runs are skipped, long runs checkpoint) that run them in chunks of a few minutes.
+
+Calibration. The runs of a figure that differ only by their seed share a *shape*. A shape is timed at its
+calibration config: its full config with the count entries (:data:`COUNTS`: steps, iters, epochs, n_train, test,
+...) and the non-numeric switches (a data source, ``real_data``) of the smoke shrink (:func:`lscnb.figures.
+smoke_entries`), its sizes (width, batch, length, ...) kept at their full values. Its primary count (:data:`PRIMARY`)
+is timed at 1, at 1 again (the first timing carries the warm-up) and at as many as fit half the time left: the two
+sizes give seconds per unit and a fixed part, and the estimate is the fixed part plus the per-unit time at the full
+count (for epochs, times the data per epoch, ``n_train``). Other shrunk counts (a test set's size, say) stay as
+timed and are listed as unscaled. The estimate is a lower bound (``>=``) when the first timing ran out of
+calibration time (the time allowed, scaled), or when the full sizes failed and the fully shrunk smoke config was
+timed instead; it is ``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data
+set per epoch). A figure's shapes are timed most different first (:func:`_diverse`), as many as fit its
+calibration time; each untimed shape takes the time per unit of the timed shape nearest it (:func:`_distance`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import math
+import re
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PRIMARY = ("steps", "iters", "epochs", "batches", "samples", "chains")  # the count timed at two values, in this order
+PER_EPOCH = ("n_train", "train_tokens")  # an epoch's work grows with these
+COUNTS = frozenset(
+    PRIMARY
+    + PER_EPOCH
+    + ("pre_steps", "seeds", "networks", "n_eval", "n_test", "n_valid", "test", "held_out", "limit", "valid_tokens")
+    + ("test_tokens", "eval_windows", "eval_every", "every", "eval_batch", "grad_batch", "radius_samples", "probe")
+)
+SEEDS = ("seed", "seed_offset")  # runs that differ only in these share a shape
+CHUNK_S = 540.0  # 9 minutes: one command of the plan
+CPU_LIMIT_S = 3600.0  # a figure above this on the CPU is marked GPU
+CALIBRATION_S = 5.0
+CACHE_VERSION = 1
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of ``"40m"``, ``"1h30m"``, ``"90s"``, ``"2.5h"``; a bare number is minutes. Raises ValueError."""
+    s = str(text).strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", s):
+        s += "m"
+    parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", s)
+    if not s or "".join(a + u for a, u in parts) != s:
+        raise ValueError(f"must be a duration such as 40m, 1h30m or 90s, got {text!r}")
+    seconds = sum(float(a) * _UNITS[u] for a, u in parts)
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"must be a positive duration, got {text!r}")
+    return seconds
+
+
+@dataclass
+class Owed:
+    """A figure whose full-profile runs are not all committed: its paper items and its missing runs."""
+
+    chapter: str
+    figure: str
+    items: int
+    runs: int
+    missing: list
+    module: object = field(default=None, repr=False)
+
+
+def owed(chapter_names=None) -> list[Owed]:
+    """Every owed figure of the chapters (default: all), in the chapters' order."""
+    from .experiments import chapter_module, chapters
+
+    return [o for name in chapter_names or sorted(chapters()) for o in owed_in(name, chapter_module(name))]
+
+
+def owed_in(name: str, module) -> list[Owed]:
+    """The figures of chapter ``module`` without all their full results, each with the runs its store lacks."""
+    from . import status
+    from .figures import items
+    from .results import store_for
+
+    out = []
+    for figure in module.FIGURES:
+        state = status.figure_state(module, figure)
+        if state["results"] is not None:
+            continue
+        runs = list({r.key: r for r in module.FIGURES[figure]("full")}.values())
+        store = store_for("full", runs[0].chapter)
+        missing = [r for r in runs if not store.has(r.key)]
+        n_items = sum(f == figure for _, f in items(module))
+        out.append(Owed(name, figure, n_items, len(runs), missing, module))
+    return out
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _digest(blob) -> str:
+    return hashlib.sha1(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def shape_of(run) -> str:
+    """The run's config without its seed, with its function: runs of one shape cost the same."""
+    return _digest({"fn": run.fn_path, "config": {k: v for k, v in run.config.items() if k not in SEEDS}})
+
+
+def calibration_config(full: dict, smoke: dict, sizes: bool = True) -> dict:
+    """``full`` with the ``smoke`` entries applied; ``sizes``: keep the full value of numeric entries that are not
+    counts (width, batch, length, ...), so a step costs what it costs at paper scale."""
+    cfg = dict(full)
+    for k, v in smoke.items():
+        if not (sizes and k not in COUNTS and _number(v) and _number(full.get(k))):
+            cfg[k] = v
+    return cfg
+
+
+def primary(full: dict, cfg: dict) -> str | None:
+    """The count to time at two values: the first of :data:`PRIMARY` that the calibration config shrinks (from a
+    larger number, or from ``None``: a length the data set sets)."""
+    for k in PRIMARY:
+        if _number(cfg.get(k)) and cfg[k] >= 1 and (full.get(k) is None or (_number(full[k]) and cfg[k] < full[k])):
+            return k
+    return None
+
+
+class _OutOfTime(BaseException):  # not an Exception: a run's own ``except Exception`` must not swallow it
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    """Raise :class:`_OutOfTime` in the main thread after ``seconds`` (no limit outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(*_):
+        raise _OutOfTime
+
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.01))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def time_run(run, config: dict, device: str, seconds: float) -> float | None:
+    """Seconds ``run.fn`` took at ``config`` on ``device`` (its output silenced); None past ``seconds``."""
+    import torch
+
+    from .config import Profile, seed_everything
+    from .runs import RunContext
+
+    seed_everything(run.seed)
+    ctx = RunContext(Profile("full", device), device, run.seed, None, False)
+    sink = io.StringIO()
+    start = time.perf_counter()
+    try:
+        with _deadline(seconds), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            run.fn(dict(config), ctx)
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+    except _OutOfTime:
+        return None
+    return time.perf_counter() - start
+
+
+def _diff(full: dict, cfg: dict, keys) -> list[str]:
+    return [f"{k}={cfg[k]!r} (full {full.get(k)!r})" for k in keys if k in cfg and cfg[k] != full.get(k)]
+
+
+def _per_epoch(full: dict, cfg: dict) -> tuple[float, list[str], bool]:
+    """The data-per-epoch factor of an epoch count, its description, and whether it is known."""
+    factor, text, known = 1.0, [], True
+    for k in PER_EPOCH:
+        if k not in cfg or cfg[k] == full.get(k):
+            continue
+        if _number(full.get(k)) and _number(cfg[k]) and cfg[k] > 0:
+            factor *= full[k] / cfg[k]
+            text.append(f"{k} {cfg[k]} -> {full[k]} (x{full[k] / cfg[k]:g} per epoch)")
+        else:
+            known = False
+            text.append(f"{k} {cfg[k]} -> {full.get(k)!r} (the whole data set: size unknown, not scaled)")
+    return factor, text, known
+
+
+def measure(run, smoke: dict, device: str, seconds: float, timer=time_run) -> dict:
+    """Time one shape (``run`` stands for it) and extrapolate to its full config; ``smoke``: its smoke entries.
+
+    Tries the calibration config with full sizes, then, if that raises, the fully shrunk smoke config (a lower
+    bound). Returns a JSON-able dict: ``est_s`` (seconds per run, or None), ``bound`` (``=`` the full run timed,
+    ``~`` extrapolated, ``>=`` a lower bound, ``open`` the data set sets the length, ``?`` both failed), ``key``,
+    ``n``, ``t`` (the counts and their timings), ``factor`` (full count over the first timed one) and ``how``."""
+    full = dict(run.config)
+    start = time.perf_counter()
+    notes = []
+    for sizes in (True, False):
+        cfg = calibration_config(full, smoke, sizes)
+        try:
+            out = _measure_config(run, full, cfg, device, seconds - (time.perf_counter() - start), timer)
+        except Exception as err:  # noqa: BLE001 - a failing calibration is reported, not fatal
+            why = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}".strip(": ")
+            notes.append(f"{'full sizes' if sizes else 'smoke config'} failed ({why[:100]})")
+            continue
+        if not sizes:
+            shrunk = [k for k in smoke if k not in COUNTS and _number(smoke[k]) and smoke[k] != full.get(k)]
+            notes.append("sizes shrunk to the smoke config: " + ", ".join(_diff(full, cfg, shrunk)))
+            out["bound"] = out["bound"] if out["bound"] == "open" else ">="
+        switched = [k for k in smoke if not _number(smoke[k]) and smoke[k] != full.get(k)]
+        if switched:
+            notes.append("smoke switches: " + ", ".join(_diff(full, cfg, switched)))
+        unscaled = [k for k in COUNTS if k != out["key"] and not (out["key"] == "epochs" and k in PER_EPOCH)]
+        if _diff(full, cfg, sorted(unscaled)):
+            notes.append("unscaled: " + ", ".join(_diff(full, cfg, sorted(unscaled))))
+        out["how"] = "; ".join([out["how"], *notes])
+        out["sizes"] = "full" if sizes else "smoke"
+        return out
+    return {"est_s": None, "bound": "?", "key": None, "n": [], "t": [], "factor": None, "how": "; ".join(notes)}
+
+
+def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, timer) -> dict:
+    """Time ``cfg``: once when it has no :func:`primary` count, else at count 1 (or the smoke value, if 1 fails),
+    again at 1 (the first timing carries the warm-up: imports, data, caches), then at the largest count that
+    should fit half the time left (at most the full count), and extrapolate linearly."""
+    key = primary(full, cfg)
+    start = time.perf_counter()
+    left = lambda: seconds - (time.perf_counter() - start)
+    if key is None:
+        t1 = timer(run, cfg, device, max(left(), 0.01))
+        if t1 is None:
+            return _result(None, [], [], seconds, ">=", 1.0, f"timed out after {seconds:.1f} s (no count to shrink)")
+        how = "the full run itself, timed" if cfg == full else "timed once, not scaled (no step count)"
+        return _result(None, [], [t1], t1, "=" if cfg == full else "~", 1.0, how)
+    tries = list(dict.fromkeys([1, int(cfg[key])]))
+    for n1 in tries:
+        try:
+            t1 = timer(run, {**cfg, key: n1}, device, max(left(), 0.01))
+            break
+        except Exception:
+            if n1 == tries[-1]:
+                raise
+    full_n = full[key]
+    factor, per_epoch, known = _per_epoch(full, cfg) if key == "epochs" else (1.0, [], True)
+    if full_n is None or not known:
+        full_text = f"{key} at full: {full_n!r}" if full_n is None else f"{key} {full_n}"
+        per_epoch.append(f"{full_text}, the data set sets the length: not estimated")
+        factor, known = 1.0, False
+    units = (full_n or n1) * factor  # the full count, in units of the timed one
+    scale = f"{key} {n1} -> {full_n} (x{units / n1:.4g})"
+    if t1 is None:
+        how = f"{key} {n1}: timed out after {seconds:.1f} s, so >= {seconds / n1:.3g} s per {key.rstrip('s')}"
+        est = seconds / n1 * units if known else None
+        return _result(key, [n1], [], est, ">=" if known else "open", units / n1, "; ".join([how, scale, *per_epoch]))
+    if left() > 0.05:  # bounded by the deadline: a warm-up can be most of the first timing
+        again = timer(run, {**cfg, key: n1}, device, left())
+        t1 = min(t1, again) if again is not None else t1
+    n2 = int(min(full_n or math.inf, n1 * max(2, left() / 2 / max(t1, 1e-3)), 10**6))
+    t2 = timer(run, {**cfg, key: n2}, device, left()) if n2 > n1 and left() > 1.5 * t1 else None
+    if t2 is None:
+        per, fixed, how = t1 / n1, 0.0, f"{key} {n1}: {t1:.3g} s, all of it scaled (over by the fixed part)"
+    else:
+        per = (t2 - t1) / (n2 - n1)
+        per, fixed = (per, max(0.0, t1 - per * n1)) if per > 0 else (t2 / n2, 0.0)
+        how = f"{key} {n1}: {t1:.3g} s, {n2}: {t2:.3g} s ({per:.3g} s per {key.rstrip('s')} + {fixed:.3g} s)"
+    ns, ts = ([n1, n2], [t1, t2]) if t2 is not None else ([n1], [t1])
+    est, bound = (fixed + per * units, "~") if known else (None, "open")
+    if t2 is not None and {**cfg, key: n2} == full:
+        est, bound, how = t2, "=", f"the full run itself, timed: {t2:.3g} s"
+    return _result(key, ns, ts, est, bound, units / n1, "; ".join([how, scale, *per_epoch]))
+
+
+def _result(key, n, t, est, bound, factor, how) -> dict:
+    return {"key": key, "n": n, "t": t, "est_s": est, "bound": bound, "factor": factor, "how": how}
+
+
+class Cache:
+    """Calibrations by shape, in a JSON file (git-ignored under ``_build/``); another machine's are dropped."""
+
+    def __init__(self, path, device: str, device_name: str, threads: int):
+        self.path = Path(path)
+        self.meta = {"version": CACHE_VERSION, "device": device, "device_name": device_name, "threads": threads}
+        self.shapes: dict[str, dict] = {}
+        self.dropped = False
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            doc = json.loads(self.path.read_text())
+            if {k: doc.get(k) for k in self.meta} == self.meta:
+                self.shapes = dict(doc.get("shapes", {}))
+            else:
+                self.dropped = True
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({**self.meta, "shapes": self.shapes}, indent=1, sort_keys=True))
+        tmp.replace(self.path)
+
+
+def default_cache(device: str) -> Path:
+    from .results import repo_root
+
+    return (repo_root() or Path.cwd()) / "_build" / f"plan-calibration-{re.sub(r'[^a-z0-9]+', '', device)}.json"
+
+
+def _distance(a: dict, b: dict) -> float:
+    """How unlike two configs are: 1 per differing entry, a numeric one by its ratio (x2: 0.1, up to 1)."""
+    d = 0.0
+    for k in (set(a) | set(b)) - set(SEEDS):
+        x, y = a.get(k), b.get(k)
+        if x == y:
+            continue
+        numeric = _number(x) and _number(y) and x > 0 and y > 0
+        d += min(1.0, abs(math.log2(x / y)) / 10) if numeric else 1.0
+    return d
+
+
+def _diverse(configs: list[dict]) -> list[int]:
+    """The order in which a figure's shapes are timed: the first, then each time the one farthest
+    (:func:`_distance`) from all those before it."""
+    order = [0] if configs else []
+    while len(order) < len(configs):
+        rest = [i for i in range(len(configs)) if i not in order]
+        order.append(max(rest, key=lambda i: (min(_distance(configs[i], configs[j]) for j in order), -i)))
+    return order
+
+
+def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, recalibrate=False, timer=time_run):
+    """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds (or read from
+    ``cache``), each untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
+    from .figures import smoke_entries
+
+    groups: dict[str, list] = {}
+    for run in o.missing:
+        smoke = smoke_entries(o.module, o.figure, run.config)
+        groups.setdefault(_digest([shape_of(run), smoke]), []).append((run, smoke))
+    keys = list(groups)
+    timed = {k: cache.shapes[k] for k in keys if k in cache.shapes and not recalibrate}
+    cached = bool(timed)
+    start = time.perf_counter()
+    if not cached:
+        for i in _diverse([dict(groups[k][0][0].config) for k in keys]):
+            left = max_s - (time.perf_counter() - start)
+            if timed and left < 0.4 * max_s:  # another shape only with time enough to learn something
+                break
+            run, smoke = groups[keys[i]][0]
+            timed[keys[i]] = {**measure(run, smoke, device, max(left, 0.2 * max_s), timer), "run": run.key}
+            cache.shapes[keys[i]] = timed[keys[i]]
+        cache.save()
+    ok = {k: m for k, m in timed.items() if m["est_s"] is not None}
+
+    def units(k, m):
+        run = groups[k][0][0]
+        return float(run.config[m["key"]]) if m.get("key") and _number(run.config.get(m["key"])) else 1.0
+
+    def like(k):  # the timed shape nearest shape k
+        return min(ok, key=lambda t: _distance(groups[k][0][0].config, groups[t][0][0].config), default=None)
+
+    per_shape = {k: ok[k]["est_s"] if k in ok else None for k in keys}
+    for k in keys:
+        if k not in ok and (t := like(k)) is not None:
+            per_shape[k] = ok[t]["est_s"] / units(t, ok[t]) * units(k, ok[t])
+    opened = any(m["bound"] == "open" for m in timed.values())
+    total = None if opened or None in per_shape.values() else sum(per_shape[k] * len(groups[k]) for k in keys)
+    worst = max(ok.items(), key=lambda kv: kv[1]["est_s"] * len(groups[kv[0]]), default=(None, None))[1]
+    if opened or not worst:
+        worst = next((m for m in timed.values() if m["bound"] == "open"), next(iter(timed.values()), None))
+    bound = ">=" if any(m["bound"] == ">=" for m in ok.values()) else "~"
+    return {
+        "chapter": o.chapter,
+        "figure": o.figure,
+        "items": o.items,
+        "runs": o.runs,
+        "missing": len(o.missing),
+        "shapes": len(keys),
+        "timed": len(timed),
+        "cached": cached,
+        "est_s": total,
+        "bound": bound if total is not None else "open" if opened else "?",
+        "per_run_s": total / len(o.missing) if total is not None and o.missing else None,
+        "seconds": sum(sum(m["t"]) for m in timed.values()),
+        "factor": worst["factor"] if worst else None,
+        "how": (worst or next(iter(timed.values()), {})).get("how", ""),
+        "calibrations": list(timed.values()),
+    }
+
+
+def build(figs: list[dict], device: str, chunk_s=CHUNK_S, budget_s=None, cpu_limit_s=CPU_LIMIT_S) -> dict:
+    """The plan from the figures' estimates (:func:`calibrate`): order, budget, commands. Pure: no timing here.
+
+    Figures go cheapest per paper item first; on the CPU, one above ``cpu_limit_s`` is marked GPU and not planned.
+    The budget is filled in that order, a figure that does not fit is left out and the next ones still tried.
+    Consecutive figures of one chapter share a command while their sum fits ``chunk_s``; a command estimated above
+    a chunk is called again (it resumes) ``calls`` times."""
+    figs = [dict(f) for f in figs]
+    unknown = [f for f in figs if f.get("est_s") is None]
+    known = [f for f in figs if f.get("est_s") is not None]
+    gpu = [f for f in known if device == "cpu" and f["est_s"] > cpu_limit_s]
+    for f in known:
+        f["items_per_min"] = f["items"] / max(f["est_s"] / 60, 1e-6)
+    order = sorted((f for f in known if f not in gpu), key=lambda f: (-f["items_per_min"], f["est_s"]))
+    planned, left_out, spent = [], [], 0.0
+    for f in order:
+        if budget_s is not None and spent + f["est_s"] > budget_s:
+            left_out.append(f)
+            continue
+        spent += f["est_s"]
+        f["cum_s"] = spent
+        planned.append(f)
+    commands: list[dict] = []
+    for f in planned:
+        last = commands[-1] if commands else None
+        if last and last["chapter"] == f["chapter"] and last["est_s"] + f["est_s"] <= chunk_s:
+            last["figures"].append(f["figure"])
+            last["est_s"] += f["est_s"]
+        else:
+            commands.append({"chapter": f["chapter"], "figures": [f["figure"]], "est_s": f["est_s"]})
+        f["command"] = len(commands)
+    for c in commands:
+        c["calls"] = max(1, math.ceil(c["est_s"] / chunk_s - 1e-9))
+        c["command"] = command(c["chapter"], c["figures"], device, chunk_s)
+        c["item"] = f"{c['chapter']}:{','.join(c['figures'])}@{device}"
+    for f in gpu:
+        f["command_cuda"] = command(f["chapter"], [f["figure"]], "cuda", chunk_s)
+    gpu.sort(key=lambda f: -f["items_per_min"])
+    return {
+        "device": device,
+        "chunk_s": chunk_s,
+        "budget_s": budget_s,
+        "cpu_limit_s": cpu_limit_s if device == "cpu" else None,
+        "planned": planned,
+        "commands": commands,
+        "left_out": left_out,
+        "gpu": gpu,
+        "unknown": unknown,
+        "planned_s": spent,
+    }
+
+
+def command(chapter: str, figures: list[str], device: str, chunk_s: float) -> str:
+    """One resumable call: stored runs are skipped, long runs checkpoint; ``timeout`` ends it within a chunk."""
+    figs = " ".join(f"--figure {f}" for f in figures)
+    return (
+        f"timeout --signal=INT --kill-after=20 {int(chunk_s)} python -m lscnb reproduce {chapter} --profile full "
+        f"--no-notebook {figs} --device {device}"
+    )
+
+
+def _min(seconds) -> str:
+    return "?" if seconds is None else f"{seconds / 60:.1f}" if seconds < 600 * 60 else f"{seconds / 60:.0f}"
+
+
+def _est(f: dict) -> str:
+    return (">=" if f["bound"] == ">=" else "~") + _min(f["est_s"]) if f["est_s"] is not None else "?"
+
+
+def render(plan: dict, figs: list[dict], header: str) -> str:
+    """The plan as text: the calibration, the ordered table, the commands, what the budget and the CPU leave out."""
+    lines = [header, "", "calibration (per owed figure; shapes: run configs up to the seed, timed/all)"]
+    w = max([len(f"{f['chapter']}/{f['figure']}") for f in figs] + [6]) + 2
+    lines.append(f"{'figure':<{w}}{'shapes':>9}{'timed s':>9}{'scale':>10}{'est s/run':>12}  how")
+    for f in figs:
+        name = f"{f['chapter']}/{f['figure']}"
+        per = f["per_run_s"]
+        per_text = "?" if per is None else ("" if f["bound"] == "~" else ">=") + f"{per:.4g}"
+        scale = "" if not f["factor"] else f"x{f['factor']:.3g}"
+        how = f["how"] + (" [cached]" if f["cached"] else "")
+        lines.append(f"{name:<{w}}{f['timed']:>4}/{f['shapes']:<4}{f['seconds']:>9.2f}{scale:>10}{per_text:>12}  {how}")
+    lines += ["", "plan (cheapest per paper item first; est. min on this device, >= a lower bound)"]
+    head = f"{'#':>3}  {'figure':<{w}}{'items':>6}{'missing':>9}{'est. min':>10}{'cum. min':>10}{'cmd':>5}"
+    lines += [head, "-" * len(head)]
+    for i, f in enumerate(plan["planned"], 1):
+        lines.append(
+            f"{i:>3}  {f['chapter'] + '/' + f['figure']:<{w}}{f['items']:>6}{f['missing']:>5}/{f['runs']:<3}"
+            f"{_est(f):>10}{_min(f['cum_s']):>10}{f['command']:>5}"
+        )
+    chunk = plan["chunk_s"] / 60
+    lines += ["", f"commands (each at most {chunk:g} min; call one again until it finishes: stored runs are skipped)"]
+    for i, c in enumerate(plan["commands"], 1):
+        calls = f"{c['calls']} calls" if c["calls"] > 1 else "1 call"
+        lines.append(f"{i:>3}  [{calls}, ~{_min(c['est_s'])} min]  {c['command']}")
+    if plan["left_out"]:
+        lines += ["", f"left out by the budget ({_min(plan['budget_s'])} min):"]
+        lines += [f"     {f['chapter']}/{f['figure']}: {_est(f)} min, {f['items']} items" for f in plan["left_out"]]
+        lines.append(f"     total {_min(sum(f['est_s'] for f in plan['left_out']))} min")
+    if plan["gpu"]:
+        lines += ["", f"GPU: more than {_min(plan['cpu_limit_s'])} min on this CPU (CPU estimate; run on a GPU):"]
+        lines += [f"     {f['chapter']}/{f['figure']}: {_est(f)} min  {f['command_cuda']}" for f in plan["gpu"]]
+    if plan["unknown"]:
+        lines += ["", "not estimated (the calibration failed, or the data set sets a run's length):"]
+        lines += [f"     {f['chapter']}/{f['figure']}: {f['how']}" for f in plan["unknown"]]
+    total = f"{_min(plan['planned_s'])} min planned in {sum(c['calls'] for c in plan['commands'])} calls"
+    lines += ["", f"{len(plan['planned'])} figures, {sum(f['items'] for f in plan['planned'])} paper items, {total}"]
+    if low := [f["figure"] for f in plan["planned"] if f["bound"] == ">="]:
+        lines.append(f"{len(low)} of them have only a lower bound (>=): the plan may take longer")
+    return "\n".join(lines)
+
+
+def main(args, owed_figures=None) -> int:
+    """``python -m lscnb plan``: ``args`` from its parser; ``owed_figures`` replaces :func:`owed` (tests)."""
+    import torch
+
+    from .config import device_name
+
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    found = owed(args.chapter or None) if owed_figures is None else owed_figures
+    cache = Cache(args.cache or default_cache(device), device, device_name(device), torch.get_num_threads())
+    log = sys.stderr
+    if cache.dropped:
+        print(f"calibration cache {cache.path} is another machine's: recalibrating", file=log)
+    timed_now, start = [], time.perf_counter()
+    for o in found:
+        t = time.perf_counter()
+        timed_now.append(not calibrate(o, device, cache, args.max_calibration_s, args.recalibrate)["cached"])
+        if timed_now[-1]:
+            print(f"calibrated {o.chapter}/{o.figure} in {time.perf_counter() - t:.1f} s", file=log, flush=True)
+    # again from the cache: a shape timed for a later figure serves an earlier one too, as on the next call
+    figs = [{**calibrate(o, device, cache), "cached": not now} for o, now in zip(found, timed_now)]
+    plan = build(figs, device, args.chunk, args.budget, args.cpu_limit)
+    if args.items:
+        print(" ".join(c["item"] for c in plan["commands"]))
+    elif args.json:
+        print(json.dumps({**plan, "figures": figs, "cache": str(cache.path)}, indent=1, default=str))
+    else:
+        spent = time.perf_counter() - start
+        cached = sum(f["cached"] for f in figs)
+        header = (
+            f"plan for {device} ({cache.meta['device_name']}, {cache.meta['threads']} torch threads): "
+            f"{len(figs)} owed figures, chunks of {args.chunk / 60:g} min"
+            + (f", budget {args.budget / 60:g} min" if args.budget else "")
+            + f"\ncalibration: {cached} figures from {cache.path}, {len(figs) - cached} timed now ({spent:.0f} s)"
+        )
+        print(render(plan, figs, header))
+    return 0

@@ -1,0 +1,216 @@
+"""python -m lscnb plan: owed figures, calibration (extrapolation, lower bounds, cache), order by paper items per
+minute, chunks, budget, GPU marks, and its command-line mistakes. A fabricated one-chapter registry keeps it fast;
+no test depends on a measured time (the arithmetic is checked with a fake timer)."""
+
+import json
+import math
+import types
+
+import pytest
+import torch
+
+from lscnb import plan
+from lscnb.__main__ import main
+from lscnb.figures import Figure, Item, declare
+from lscnb.runs import Run
+
+CALLS = []
+
+
+def fake_run(config, ctx):
+    """A run function that costs nothing and records each call."""
+    CALLS.append(dict(config))
+    return {"loss": float(config["steps"])}
+
+
+def _runs(name, seeds=2, width=4):
+    return lambda scale: [
+        Run("planfake", name, f"w{width}-s{s}", fake_run, {"steps": 100, "width": width, "seed": s})
+        for s in range(seeds)
+    ]
+
+
+def _chapter():
+    module = types.ModuleType("planfake")
+    module.SMOKE = {"steps": 2, "width": 2}
+    module.FIGURES = declare(
+        Figure("a", _runs("a"), items=(Item("Fig. 1", "one"),)),
+        Figure("b", _runs("b", seeds=1, width=6), items=(Item("Fig. 2", "two"), Item("Table 1", "three"))),
+        Figure("done", _runs("done"), items=(Item("Fig. 3", "four"),)),
+    )
+    return module
+
+
+@pytest.fixture
+def owed(monkeypatch, tmp_path):
+    """The fake chapter's owed figures, with ``figure_state`` saying that ``done`` has all its results."""
+    from lscnb import status
+
+    monkeypatch.setenv("LSCNB_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setattr(status, "figure_state", lambda module, fig: {"results": [1] if fig == "done" else None})
+    return plan.owed_in("planfake", _chapter())
+
+
+def _fig(name, items, minutes, chapter="ch"):
+    return {"chapter": chapter, "figure": name, "items": items, "est_s": minutes * 60, "bound": "~"}
+
+
+def test_owed_figures_and_their_missing_runs(owed):
+    assert [(o.figure, o.items, o.runs, len(o.missing)) for o in owed] == [("a", 1, 2, 2), ("b", 2, 1, 1)]
+
+
+def test_runs_that_differ_by_seed_share_a_shape():
+    a0, a1 = _runs("a")("full")
+    other = Run("planfake", "a", "w8", fake_run, {"steps": 100, "width": 8, "seed": 0})
+    assert plan.shape_of(a0) == plan.shape_of(a1) != plan.shape_of(other)
+
+
+def test_the_most_different_shapes_are_timed_first():
+    configs = [{"model": m, "task": t, "seed": 0} for m in "ab" for t in "xyz"]
+    assert plan._diverse(configs)[:2] == [0, 4]  # a-x, then b-y (both entries differ)
+    assert sorted(plan._diverse(configs)) == list(range(6))
+    lengths = [{"length": n, "width": 128} for n in (4, 16, 64, 256, 1024)]
+    assert plan._diverse(lengths)[:3] == [0, 4, 2]  # the shortest, the longest, the middle
+    assert plan._distance(lengths[0], lengths[1]) < plan._distance(lengths[0], lengths[4]) < 1
+    assert plan._distance(configs[0], {**configs[0], "seed": 5}) == 0
+
+
+@pytest.mark.parametrize(
+    "text,seconds", [("40m", 2400), ("1h30m", 5400), ("90s", 90), ("2", 120), ("2.5h", 9000), (" 9M ", 540)]
+)
+def test_durations(text, seconds):
+    assert plan.parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "x", "40 minutes", "0m", "m", "1h-5m", "-3"])
+def test_bad_durations(text):
+    with pytest.raises(ValueError, match="duration"):
+        plan.parse_duration(text)
+
+
+def test_calibration_keeps_sizes_and_shrinks_counts():
+    full = {"steps": 100, "width": 4, "test": 5000, "source": "mnist", "seed": 0}
+    smoke = {"steps": 2, "width": 2, "test": 10, "source": "digits"}
+    assert plan.calibration_config(full, smoke) == {"steps": 2, "width": 4, "test": 10, "source": "digits", "seed": 0}
+    assert plan.calibration_config(full, smoke, sizes=False)["width"] == 2
+    assert plan.primary(full, plan.calibration_config(full, smoke)) == "steps"
+
+
+def test_two_sizes_give_the_per_step_time_and_the_fixed_part():
+    """A timer that says 0.5 s + 0.01 s per step: the estimate at 100 steps is 1.5 s, timed at full width."""
+    seen = []
+
+    def timer(run, cfg, device, seconds):
+        seen.append(cfg)
+        return 0.5 + 0.01 * cfg["steps"]
+
+    run = _runs("a")("full")[0]
+    out = plan.measure(run, {"steps": 2, "width": 2}, "cpu", 5.0, timer)
+    assert out["key"] == "steps" and math.isclose(out["est_s"], 1.5) and out["bound"] in ("~", "=")
+    assert len(seen) >= 3 and {c["width"] for c in seen} == {4} and seen[0]["steps"] == 1
+
+
+def test_a_timeout_is_a_lower_bound_and_a_failure_falls_back_to_the_smoke_sizes():
+    run = _runs("a")("full")[0]
+    out = plan.measure(run, {"steps": 2}, "cpu", 3.0, lambda *a: None)
+    assert out["bound"] == ">=" and math.isclose(out["est_s"], 3.0 * 100, rel_tol=1e-3) and "timed out" in out["how"]
+
+    def timer(run, cfg, device, seconds):
+        if cfg["width"] != 2:
+            raise RuntimeError("out of memory")
+        return 0.01 * cfg["steps"]
+
+    out = plan.measure(run, {"steps": 2, "width": 2}, "cpu", 3.0, timer)
+    assert out["bound"] == ">=" and out["sizes"] == "smoke" and "out of memory" in out["how"]
+    assert math.isclose(out["est_s"], 1.0)
+
+
+def test_a_length_the_data_set_sets_is_not_estimated():
+    run = Run("planfake", "a", "x", fake_run, {"steps": None, "epochs": 3, "width": 4, "seed": 0})
+    out = plan.measure(run, {"steps": 2}, "cpu", 3.0, lambda run, cfg, d, s: 0.1 * cfg["steps"])
+    assert out["est_s"] is None and out["bound"] == "open"
+
+
+def test_the_calibration_cache_is_reused(owed, tmp_path):
+    path = tmp_path / "cal.json"
+    CALLS.clear()
+    first = [plan.calibrate(o, "cpu", plan.Cache(path, "cpu", "test cpu", 1), max_s=0.3) for o in owed]
+    n = len(CALLS)
+    assert n > 0 and not any(f["cached"] for f in first) and path.exists()
+    again = [plan.calibrate(o, "cpu", plan.Cache(path, "cpu", "test cpu", 1), max_s=0.3) for o in owed]
+    assert len(CALLS) == n and all(f["cached"] for f in again)
+    assert [f["est_s"] for f in again] == [f["est_s"] for f in first]
+    plan.calibrate(owed[0], "cpu", plan.Cache(path, "cpu", "test cpu", 1), max_s=0.3, recalibrate=True)
+    assert len(CALLS) > n
+    assert plan.Cache(path, "cpu", "another machine", 1).dropped
+
+
+def test_order_is_by_paper_items_per_minute():
+    figs = [_fig("slow", 1, 10), _fig("many", 3, 10), _fig("fast", 1, 1), _fig("none", 0, 0.5)]
+    out = plan.build(figs, "cuda", chunk_s=540)
+    assert [f["figure"] for f in out["planned"]] == ["fast", "many", "slow", "none"]
+    assert [round(f["cum_s"] / 60) for f in out["planned"]] == [1, 11, 21, 22]
+
+
+def test_chunks_respect_the_limit():
+    figs = [_fig(f"f{i}", 1, 2 + i % 3) for i in range(8)] + [_fig("big", 10, 40), _fig("other", 1, 1, chapter="x")]
+    out = plan.build(figs, "cuda", chunk_s=540)
+    for c in out["commands"]:
+        assert c["calls"] == max(1, math.ceil(c["est_s"] / 540 - 1e-9))
+        assert c["est_s"] <= 540 or len(c["figures"]) == 1
+        assert len({f["chapter"] for f in out["planned"] if f["command"] == out["commands"].index(c) + 1}) == 1
+        assert c["command"].startswith("timeout --signal=INT") and "--device cuda" in c["command"]
+    big = next(c for c in out["commands"] if c["figures"] == ["big"])
+    assert big["calls"] == 5 and sum(len(c["figures"]) for c in out["commands"]) == 10
+
+
+def test_the_budget_cuts_and_fills():
+    figs = [_fig("a", 2, 10), _fig("b", 2, 30), _fig("c", 1, 10), _fig("d", 1, 50)]
+    out = plan.build(figs, "cuda", chunk_s=540, budget_s=25 * 60)
+    assert [f["figure"] for f in out["planned"]] == ["a", "c"]
+    assert [f["figure"] for f in out["left_out"]] == ["b", "d"] and out["planned_s"] <= 25 * 60
+
+
+def test_cpu_marks_long_figures_gpu_and_leaves_the_unknown_out():
+    figs = [_fig("short", 1, 5), _fig("long", 5, 90), {**_fig("open", 1, 1), "est_s": None}]
+    cpu = plan.build(figs, "cpu", cpu_limit_s=3600)
+    assert [f["figure"] for f in cpu["planned"]] == ["short"] and [f["figure"] for f in cpu["gpu"]] == ["long"]
+    assert "--device cuda" in cpu["gpu"][0]["command_cuda"] and [f["figure"] for f in cpu["unknown"]] == ["open"]
+    gpu = plan.build(figs, "cuda", cpu_limit_s=3600)
+    assert [f["figure"] for f in gpu["planned"]] == ["short", "long"] and not gpu["gpu"]
+
+
+def test_the_command_line(owed, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(plan, "owed", lambda names=None: owed)
+    args = ["plan", "--device", "cpu", "--cache", str(tmp_path / "c.json"), "--max-calibration-s", "0.3"]
+    assert main([*args, "--json", "--budget", "1h"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [f["figure"] for f in doc["planned"]] == ["b", "a"] and doc["budget_s"] == 3600
+    assert main([*args, "--items"]) == 0
+    assert capsys.readouterr().out.split() == ["planfake:b,a@cpu"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "planfake/a" in text and "est. min" in text and "reproduce planfake --profile full" in text
+
+
+BAD = {
+    "bad budget": (["--budget", "soon"], "--budget: must be a duration"),
+    "zero budget": (["--budget", "0"], "--budget: must be a positive duration"),
+    "bad chunk": (["--chunk=-9m"], "--chunk: must be a duration"),
+    "unknown device": (["--device", "warp9"], "--device: must be cpu or cuda, got 'warp9'"),
+    "zero calibration": (["--max-calibration-s", "0"], "--max-calibration-s: must be positive"),
+    "two outputs": (["--json", "--items"], "--json and --items"),
+    "unknown chapter": (["chapter9"], "unknown chapter 'chapter9'"),
+}
+if not torch.cuda.is_available():
+    BAD["cuda without a GPU"] = (["--device", "cuda"], "no CUDA GPU is visible")
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_arguments_are_one_line_and_status_2(name, capsys):
+    args, piece = BAD[name]
+    with pytest.raises(SystemExit) as exit_:
+        main(["plan", *args])
+    lines = capsys.readouterr().err.splitlines()
+    assert exit_.value.code == 2 and len(lines) == 1 and lines[0].startswith("python -m lscnb: error: ")
+    assert piece in lines[0], lines[0]
