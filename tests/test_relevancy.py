@@ -346,3 +346,18 @@ def test_models_match_the_authors_code(name):
     assert h_err < 1e-10 and g_err < 1e-10, (h_err, g_err)
     if name != "memrnn":  # the code's slots were replaced: the test covers the streaming top-rho
         assert len(np.unique(d["long_ids"][:, :, 1])) > 2
+
+
+def test_memory_bytes_measured_at_two_small_batches_extrapolate_exactly():
+    """Fig. 4.2 (centre) at T >= 1600 is measured at batches 1 and 2 and extrapolated: the saved bytes are affine in
+    the batch size, so the extrapolation equals the direct measurement, for every model."""
+    from lscnb.config import Profile
+    from lscnb.experiments.relevancy.memory import memory_run, memory_runs
+    from lscnb.runs import RunContext
+
+    cfg = dict(T=23, models=["RNN", "LSTM", "MemRNN", "RelRNN", "RelLSTM"], width=12, batch=7, nu=4, rho=3, seed=0)
+    ctx = RunContext(Profile("full", "cpu"), "cpu", 0, None, False)
+    direct, probed = memory_run(dict(cfg), ctx), memory_run(dict(cfg, probe_batches=[1, 2]), ctx)
+    assert direct == probed and direct["MemRNN_saved_bytes"] > direct["RNN_saved_bytes"] > 0
+    full = {r.config["T"]: r.config for r in memory_runs("full")}
+    assert [T for T, c in full.items() if "probe_batches" in c] == [1600, 2000]

@@ -58,6 +58,7 @@ TASK_SIZES = {
         memory_T=[200, 400, 800, 1200, 1600, 2000],
         memory_width=128,
         memory_batch=10,
+        memory_probe_T=1600,  # from here on measured at batches 1 and 2 and extrapolated (exact; 23 GB were too few)
     ),
 }
 FULL_SUBSET = (

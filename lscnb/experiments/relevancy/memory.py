@@ -14,30 +14,51 @@ from .common import CHAPTER, TASK_SIZES, task_batch
 
 def memory_run(cfg: dict, ctx: RunContext) -> dict:
     """Bytes autograd saves for one forward pass (loss on every step) and the number of stored states attended at
-    the last step, per model, at length ``T`` (Fig. 4.2 centre; on CUDA also the peak allocated memory)."""
+    the last step, per model, at length ``T`` (Fig. 4.2 centre; on CUDA also the peak allocated memory).
+
+    With ``probe_batches = (b1, b2)`` the bytes are measured at those two batch sizes and extrapolated to ``batch``:
+    exact, since every saved tensor either holds one row per sequence or is a weight kept once, so the bytes are
+    affine in the batch size (a run too large for the machine's memory is measured this way; no peak is recorded)."""
     device = ctx.device
     torch.manual_seed(ctx.seed)
-    # fixed probe batch (seed 0, on purpose): byte and state counts do not depend on the values anyway
-    x, y = task_batch("denoise", cfg["batch"], cfg["T"], L=10, symbols=8, generator=torch.Generator().manual_seed(0))
-    x, y = x.to(device), y.to(device)
+    probe = cfg.get("probe_batches")
+    d_in = _denoise_batch(cfg, 1, device)[0].shape[-1]
     out = {}
     for m in cfg["models"]:
-        model = Tagger(m, x.shape[-1], cfg["width"], 9, nu=cfg["nu"], rho=cfg["rho"]).to(device)
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            base = torch.cuda.memory_allocated()
-        saved, loss = saved_tensor_bytes(
-            lambda model=model: torch.nn.functional.cross_entropy(model(x).reshape(-1, 9), y.reshape(-1))
-        )
-        if device.startswith("cuda"):
-            loss.backward()
-            torch.cuda.synchronize()
-            out[f"{m}_peak_bytes"] = torch.cuda.max_memory_allocated() - base
-        out[f"{m}_saved_bytes"] = saved
+        model = Tagger(m, d_in, cfg["width"], 9, nu=cfg["nu"], rho=cfg["rho"]).to(device)
+        if probe:
+            (b1, s1), (b2, s2) = ((b, _saved_bytes(model, cfg, b, device)[0]) for b in probe)
+            out[f"{m}_saved_bytes"] = s1 + (s2 - s1) * (cfg["batch"] - b1) // (b2 - b1)
+        else:
+            out[f"{m}_saved_bytes"], peak = _saved_bytes(model, cfg, cfg["batch"], device)
+            if peak is not None:
+                out[f"{m}_peak_bytes"] = peak
         out[f"{m}_stored_states"] = max(model.core.memory_trace)
-        del loss, model
+        del model
     return out
+
+
+def _denoise_batch(cfg: dict, batch: int, device: str):
+    # fixed probe batch (seed 0, on purpose): byte and state counts do not depend on the values anyway
+    x, y = task_batch("denoise", batch, cfg["T"], L=10, symbols=8, generator=torch.Generator().manual_seed(0))
+    return x.to(device), y.to(device)
+
+
+def _saved_bytes(model, cfg: dict, batch: int, device: str) -> tuple[int, int | None]:
+    """(bytes saved for backward by one forward pass on a denoise batch of ``batch`` sequences, peak CUDA bytes of
+    that pass and its backward, or None off CUDA)."""
+    x, y = _denoise_batch(cfg, batch, device)
+    cuda = device.startswith("cuda")
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+    saved, loss = saved_tensor_bytes(lambda: torch.nn.functional.cross_entropy(model(x).reshape(-1, 9), y.reshape(-1)))
+    if not cuda:
+        return saved, None
+    loss.backward()
+    torch.cuda.synchronize()
+    return saved, torch.cuda.max_memory_allocated() - base
 
 
 def memory_runs(scale: str) -> list[Run]:
@@ -50,7 +71,14 @@ def memory_runs(scale: str) -> list[Run]:
             f"T{T}",
             memory_run,
             dict(
-                T=T, models=models, width=s["memory_width"], batch=s["memory_batch"], nu=s["nu"], rho=s["rho"], seed=0
+                T=T,
+                models=models,
+                width=s["memory_width"],
+                batch=s["memory_batch"],
+                nu=s["nu"],
+                rho=s["rho"],
+                seed=0,
+                **({"probe_batches": [1, 2]} if s.get("memory_probe_T", T + 1) <= T else {}),
             ),
         )
         for T in s["memory_T"]
