@@ -33,7 +33,11 @@ def positive_float(value, name: str, *, allow_zero: bool = False) -> float:
 def one_of(value, options, name: str):
     """Return ``value`` if it is one of ``options``, else raise naming ``name`` and the options."""
     if value not in options:
-        raise ValueError(f"{name} must be one of {sorted(options)}, got {value!r}")
+        try:
+            shown = sorted(options)
+        except TypeError:  # options of mixed types, such as (None, "layer", "batch"), do not sort among themselves
+            shown = sorted(options, key=repr)
+        raise ValueError(f"{name} must be one of {shown}, got {value!r}")
     return value
 
 
