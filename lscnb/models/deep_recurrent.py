@@ -44,7 +44,7 @@ class DiagonalRecurrence(nn.Module):
         d_hidden: int,
         *,
         nu_min: float = 0.0,
-        nu_max: float = 1.0,
+        nu_max: float = 0.5,  # the ring DeepRecurrentNet uses at its default nu0 = 0: [nu0, (1 + nu0) / 2]
         max_phase: float = 2 * math.pi,
         param: str = "exp",
         generator: torch.Generator | None = None,
