@@ -17,6 +17,8 @@ import torch
 
 from lscnb import jacobian, pretrain, train
 from lscnb import models as cellmodels
+from lscnb.data import cifar, embeddings, mnist, moons, padded, relational_games, spikes, synthetic, text
+from lscnb.data import relational as relational_data
 from lscnb.kernels import cells as kcells
 from lscnb.kernels import scan
 from lscnb.models import (
@@ -451,7 +453,82 @@ MODEL_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("call", "name"), [pytest.param(c, n, id=i) for i, c, n in CASES + MODEL_CASES])
+_SHAPES = torch.arange(4)
+
+# (id, thunk, argument name) for the data sets
+DATA_CASES = [
+    ("load_cifar10-split", lambda: cifar.load_cifar10("valid", download=False), "split"),
+    ("cifar_sequences-images-3d", lambda: cifar.cifar_sequences(torch.zeros(2, 32, 32, dtype=torch.uint8)), "images"),
+    ("load_mnist-split", lambda: mnist.load_mnist("valid", download=False), "split"),
+    ("pixel_sequences-images-2d", lambda: mnist.pixel_sequences(torch.zeros(2, 28, dtype=torch.uint8)), "images"),
+    (
+        "pixel_sequences-limit-0",
+        lambda: mnist.pixel_sequences(torch.zeros(2, 4, 4, dtype=torch.uint8), limit=0),
+        "limit",
+    ),
+    ("ar1-batch-0", lambda: embeddings.ar1(0, 3, 2, 0.5), "batch"),
+    ("ar1-length-0", lambda: embeddings.ar1(2, 0, 2, 0.5), "length"),
+    ("ar1-features-0", lambda: embeddings.ar1(2, 3, 0, 0.5), "features"),
+    ("bert_like-white-neg", lambda: embeddings.bert_like(2, 3, 2, white=-0.1), "white"),
+    ("bert_like-slow-neg", lambda: embeddings.bert_like(2, 3, 2, slow=-0.1), "slow"),
+    ("autocorrelation-x-2d", lambda: embeddings.autocorrelation(_x(3, 2), 1), "x"),
+    ("autocorrelation-max_lag-neg", lambda: embeddings.autocorrelation(_x(2, 3, 2), -1), "max_lag"),
+    ("bert_wikipedia-articles-0", lambda: embeddings.bert_wikipedia(0), "articles"),
+    ("bert_wikipedia-length-0", lambda: embeddings.bert_wikipedia(2, 0), "length"),
+    ("double_moon-n-0", lambda: moons.double_moon(0), "n"),
+    ("double_moon-r-0", lambda: moons.double_moon(4, r=0.0), "r"),
+    ("double_moon-w-0", lambda: moons.double_moon(4, w=0.0), "w"),
+    ("standardised_digits-source", lambda: padded.standardised_digits("emnist"), "source"),
+    ("standardised_digits-pool-0", lambda: padded.standardised_digits("mnist", pool=0), "pool"),
+    ("standardised_digits-limit-0", lambda: padded.standardised_digits(limit=0), "limit"),
+    ("padded_sequences-x-1d", lambda: padded.padded_sequences(_x(3), 5), "x"),
+    ("padded_sequences-length-0", lambda: padded.padded_sequences(_x(2, 3), 0), "length"),
+    ("replicated_pixels-x-1d", lambda: padded.replicated_pixels(_x(3), 2, 1), "x"),
+    ("replicated_pixels-repeat-0", lambda: padded.replicated_pixels(_x(2, 3), 0, 1), "repeat"),
+    ("replicated_pixels-dim-0", lambda: padded.replicated_pixels(_x(2, 3), 2, 0), "dim"),
+    ("concatenated_digits-x-1d", lambda: padded.concatenated_digits(_x(3), torch.zeros(3).long(), 2, 2), "x"),
+    ("concatenated_digits-n-0", lambda: padded.concatenated_digits(_x(3, 2), torch.zeros(3).long(), 0, 2), "n"),
+    ("concatenated_digits-count-0", lambda: padded.concatenated_digits(_x(3, 2), torch.zeros(3).long(), 2, 0), "count"),
+    ("split-m-neg", lambda: relational_data.split(-1), "m"),
+    ("same_different6-phase", lambda: relational_data.same_different6(_SHAPES, 2, phase="val"), "phase"),
+    ("rmts3-phase", lambda: relational_data.rmts3(_SHAPES, 2, phase="val"), "phase"),
+    ("distribution_of_n-n-0", lambda: relational_data.distribution_of_n(_SHAPES, 2, n=0), "n"),
+    ("colours-n-0", lambda: relational_data.colours(0), "n"),
+    ("coloured-n_colours-0", lambda: relational_data.coloured(relational_data.rmts3, n_colours=0), "n_colours"),
+    ("separated-n_colours-0", lambda: relational_data.separated(relational_data.rmts3, n_colours=0), "n_colours"),
+    ("separated-n_shapes-0", lambda: relational_data.separated(relational_data.rmts3, n_shapes=0), "n_shapes"),
+    ("polyominoes-n-0", lambda: relational_games.polyominoes(0), "n"),
+    ("render-seq-1d", lambda: relational_games.render(torch.zeros(3).long()), "seq"),
+    ("same-shapes-2d", lambda: relational_games.same(torch.zeros(2, 3).long(), 2), "shapes"),
+    ("between-shapes-2d", lambda: relational_games.between(torch.zeros(2, 3).long(), 2), "shapes"),
+    ("colour_shape-shapes-2d", lambda: relational_games.colour_shape(torch.zeros(2, 3).long(), 2), "shapes"),
+    ("latency_encode-x-1d", lambda: spikes.latency_encode(torch.rand(3)), "x"),
+    ("latency_encode-tau-0", lambda: spikes.latency_encode(torch.rand(2, 3), tau=0.0), "tau"),
+    ("latency_encode-thr-0", lambda: spikes.latency_encode(torch.rand(2, 3), thr=0.0), "thr"),
+    ("latency_encode-t_max-0", lambda: spikes.latency_encode(torch.rand(2, 3), t_max=0.0), "t_max"),
+    ("latency_encode-dt-0", lambda: spikes.latency_encode(torch.rand(2, 3), dt=0.0), "dt"),
+    ("latency_encode-repeat-0", lambda: spikes.latency_encode(torch.rand(2, 3), repeat=0), "repeat"),
+    ("spike_patterns-n-0", lambda: spikes.spike_patterns(0), "n"),
+    ("mode_accuracy-logits-2d", lambda: spikes.mode_accuracy(_x(2, 3), torch.zeros(2).long()), "logits"),
+    ("copy_memory-batch-0", lambda: synthetic.copy_memory(0, 3, seed=0), "batch"),
+    ("copy_memory-blanks-neg", lambda: synthetic.copy_memory(2, -1, seed=0), "blanks"),
+    ("copy_memory-n_symbols-0", lambda: synthetic.copy_memory(2, 3, n_symbols=0, seed=0), "n_symbols"),
+    ("copy_memory-length-0", lambda: synthetic.copy_memory(2, 3, length=0, seed=0), "length"),
+    ("adding_problem-batch-0", lambda: synthetic.adding_problem(0, 5, seed=0), "batch"),
+    ("adding_problem-length-0", lambda: synthetic.adding_problem(2, 0, seed=0), "length"),
+    ("denoise-batch-0", lambda: synthetic.denoise(0, 3, seed=0), "batch"),
+    ("denoise-blanks-neg", lambda: synthetic.denoise(2, -1, seed=0), "blanks"),
+    ("denoise-n_symbols-0", lambda: synthetic.denoise(2, 3, n_symbols=0, seed=0), "n_symbols"),
+    ("denoise-length-0", lambda: synthetic.denoise(2, 3, length=0, seed=0), "length"),
+    ("load_ptb-level", lambda: text.load_ptb("byte", download=False), "level"),
+    ("markov_corpus-vocab_size-0", lambda: text.markov_corpus(0, lengths=(20, 10, 10)), "vocab_size"),
+    ("markov_corpus-lengths-0", lambda: text.markov_corpus(5, lengths=(20, 0, 10)), "lengths"),
+    ("batchify-batch-0", lambda: text.batchify(torch.arange(10), 0), "batch"),
+    ("bptt_windows-length-0", lambda: list(text.bptt_windows(torch.zeros(2, 5).long(), 0)), "length"),
+]
+
+
+@pytest.mark.parametrize(("call", "name"), [pytest.param(c, n, id=i) for i, c, n in CASES + MODEL_CASES + DATA_CASES])
 def test_bad_argument_is_named(call, name):
     with pytest.raises((ValueError, TypeError), match=rf"^{name} must"):
         call()
