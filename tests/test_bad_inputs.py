@@ -532,3 +532,34 @@ DATA_CASES = [
 def test_bad_argument_is_named(call, name):
     with pytest.raises((ValueError, TypeError), match=rf"^{name} must"):
         call()
+
+
+# ------------------------------------------------------------------------------------------------ zero is allowed
+# (id, thunk, expected or None): the argument is zero where the function documents zero as valid (allow_zero=True);
+# the expected values follow from the definitions, not from the functions
+ZERO_CASES = [
+    ("unipotent_power-t-0", lambda: fisher.unipotent_power(3, 0.7, 0), np.eye(3)),  # A^0 = I
+    ("path_count-dl-0", lambda: lsc.path_count(0, 3), 1),  # one monotone path along a 0 x 3 grid
+    ("path_count-dt-0", lambda: lsc.path_count(3, 0), 1),
+    ("summed_path_count-T-0", lambda: lsc.summed_path_count(0, 2), 1),  # the single term C(dl + 0, 0)
+    ("summed_path_count-dl-0", lambda: lsc.summed_path_count(2, 0), 6),  # sum_{t<=2} (t + 1) = 1 + 2 + 3
+    ("screened_gradients-rho-0", lambda: relevancy_theory.screened_gradients(5, [1], nu=2, rho=0), None),
+    ("screened_gradients-events-0", lambda: relevancy_theory.screened_gradients(5, [0], nu=2, rho=1), None),
+    ("upper_bound-sigma-0", lambda: roa_theory.upper_bound(1.0, 0.0, 3), None),
+    ("fixed_point-input_var-0", lambda: vanilla.fixed_point(g=0.5, input_var=0.0, bias_var=0.0), 0.0),  # q* = 0
+    ("RelRNN-rho-0", lambda: relevancy.RelRNN(2, 3, nu=2, rho=0), None),
+    ("recurrent_matrix-scale-0", lambda: rnn.recurrent_matrix(3, scale=0.0), np.zeros((3, 3))),
+    ("RNNCell-input_scale-0", lambda: rnn.RNNCell(2, 3, input_scale=0.0), None),
+    ("bert_like-white-0", lambda: embeddings.bert_like(2, 3, 2, white=0.0), None),
+    ("bert_like-slow-0", lambda: embeddings.bert_like(2, 3, 2, slow=0.0), None),
+    ("autocorrelation-max_lag-0", lambda: embeddings.autocorrelation(torch.ones(2, 3, 2), 0), np.ones(1)),
+    ("split-m-0", lambda: relational_data.split(0, n=5), None),
+    ("copy_memory-blanks-0", lambda: synthetic.copy_memory(2, 0, seed=0), None),
+]
+
+
+@pytest.mark.parametrize(("call", "expected"), [pytest.param(c, e, id=i) for i, c, e in ZERO_CASES])
+def test_zero_is_accepted_where_allowed(call, expected):
+    out = call()
+    if expected is not None:
+        np.testing.assert_allclose(np.asarray(out, dtype=float), expected, atol=1e-9)
