@@ -530,7 +530,8 @@ def main(args, owed_figures=None) -> int:
     if args.items:
         print(" ".join(c["item"] for c in plan["commands"]))
     elif args.json:
-        print(json.dumps({**plan, "figures": figs, "cache": str(cache.path)}, indent=1, default=str))
+        meta = {"device_name": cache.meta["device_name"], "date": time.strftime("%Y-%m-%d"), "cache": str(cache.path)}
+        print(json.dumps({**plan, **meta, "figures": figs}, indent=1, default=str))
     else:
         spent = time.perf_counter() - start
         cached = sum(f["cached"] for f in figs)

@@ -31,9 +31,41 @@ def figure_state(module, figure: str) -> dict:
     return state
 
 
-def rows(chapter_names=None) -> list[dict]:
-    """One row per source figure or table of every chapter (its registered paper items)."""
-    return [row for name in chapter_names or sorted(chapters()) for row in chapter_rows(name, chapter_module(name))]
+def rows(chapter_names=None, plan: str | None = "cpu") -> list[dict]:
+    """One row per source figure or table of every chapter (its registered paper items); an owed figure's row
+    carries its cost from the committed plan ``results/plan-<plan>.json`` (:func:`estimates`) under ``estimate``."""
+    cost = estimates(plan) if plan else {}
+    table = [row for name in chapter_names or sorted(chapters()) for row in chapter_rows(name, chapter_module(name))]
+    for row in table:
+        if kind(row) in ("quick only", "partial") and (row["chapter"], row["figure"]) in cost:
+            row["estimate"] = cost[(row["chapter"], row["figure"])]
+    return table
+
+
+def estimates(device: str = "cpu", root=None) -> dict[tuple[str, str], str]:
+    """``{(chapter, figure): "est. ~96 min for the 6 missing runs on <machine> (plan of <date>)"}`` from the plan
+    committed as ``results/plan-<device>.json`` (``python -m lscnb plan --device D --json``); empty without one."""
+    import json
+    from pathlib import Path
+
+    from .results import results_root
+
+    path = Path(root or results_root()) / f"plan-{device}.json"
+    if not path.exists():
+        return {}
+    doc = json.loads(path.read_text())
+    where = f"{doc.get('device_name', device)}, plan of {str(doc.get('date', '?'))[:10]}"
+    out = {}
+    for f in doc.get("figures", []):
+        if f.get("est_s") is None:
+            text = "cost not estimated (the data set sets the run's length)"
+        else:
+            bound = "at least " if f.get("bound") == ">=" else "~"
+            hours = f["est_s"] / 3600
+            cost = f"{bound}{hours:.1f} h" if hours >= 1 else f"{bound}{f['est_s'] / 60:.0f} min"
+            text = f"full runs est. {cost} on {where}" + (" (GPU work)" if hours > 1 and device == "cpu" else "")
+        out[(f["chapter"], f["figure"])] = text
+    return out
 
 
 def chapter_rows(name: str, module) -> list[dict]:
@@ -259,7 +291,7 @@ def _more(row: dict) -> str:
         parts.append(f"figure <code>{_esc(row['figure'])}</code>")
     if hardware := short_hardware(row.get("hardware", "—")):
         parts.append(f"<em>ran on</em> {_esc(hardware)}")
-    for label, key in (("data", "data"), ("note", "note")):
+    for label, key in (("data", "data"), ("note", "note"), ("cost", "estimate")):
         text = str(row.get(key, "")).strip()
         if text and text != "—":
             parts.append(f"<em>{label}:</em> {_esc(text)}")

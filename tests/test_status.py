@@ -253,3 +253,26 @@ def test_column_widths_fill_the_table():
     for _, part in status.by_chapter(_ROWS):
         widths = status._widths(part)
         assert len(widths) == len(status.TABLE_COLUMNS) and sum(widths) == 100 and min(widths) >= 10
+
+
+def test_owed_figures_carry_the_committed_plans_estimate(tmp_path):
+    """results/plan-cpu.json (the plan's --json) gives each owed figure its cost on the status page, by value."""
+    import json
+
+    from lscnb.status import estimates
+
+    assert estimates("cpu", root=tmp_path) == {}
+    doc = {
+        "device_name": "Test CPU (2 cores)",
+        "date": "2026-11-25T10:00",
+        "figures": [
+            {"chapter": "a", "figure": "f", "est_s": 5400.0, "bound": "~"},
+            {"chapter": "a", "figure": "g", "est_s": 90.0, "bound": ">="},
+            {"chapter": "b", "figure": "h", "est_s": None, "bound": None},
+        ],
+    }
+    (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
+    got = estimates("cpu", root=tmp_path)
+    assert got[("a", "f")] == "full runs est. ~1.5 h on Test CPU (2 cores), plan of 2026-11-25 (GPU work)"
+    assert got[("a", "g")] == "full runs est. at least 2 min on Test CPU (2 cores), plan of 2026-11-25"
+    assert got[("b", "h")].startswith("cost not estimated")
