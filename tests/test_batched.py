@@ -139,20 +139,29 @@ def test_bad_arguments_name_the_argument():
             call(**kw)
 
 
-@pytest.mark.parametrize("readout", ["last", "all"])
-def test_stacked_forward_is_the_models_own(readout):
-    """Two layers (the first without bias, relu), either readout, one batch per model or one shared."""
+@pytest.mark.parametrize(
+    "readout, activation", [("last", "relu"), ("all", "sigmoid"), ("all", "sin"), ("last", "linear"), ("all", "gelu")]
+)
+def test_stacked_forward_is_the_models_own(readout, activation):
+    """Outputs and gradients: two layers (the first without bias, any activation), either readout, one batch per
+    model or one shared by all."""
     models = []
     for seed in range(3):
         torch.manual_seed(seed)
-        cells = [RNNCell(D, N, activation="relu", bias=False), RNNCell(N, N + 2, weight_scale=0.7)]
+        cells = [RNNCell(D, N, activation=activation, bias=False), RNNCell(N, N + 2, weight_scale=0.7)]
         models.append(SequenceModel(cells, 2, readout=readout).double())
     forward = stacked_forward(models[0])
     params, buffers = torch.func.stack_module_state(models)
     xs = torch.stack([batches(s)(0)[0] for s in range(3)])
-    with torch.no_grad():
-        assert torch.allclose(forward(params, buffers, xs), torch.stack([m(x) for m, x in zip(models, xs)]), atol=1e-12)
-        assert torch.allclose(forward(params, buffers, xs[0]), torch.stack([m(xs[0]) for m in models]), atol=1e-12)
+    for x in (xs, xs[0]):
+        out = forward(params, buffers, x)
+        own = torch.stack([m(xm) for m, xm in zip(models, xs if x.ndim == 4 else [x] * 3)])
+        assert torch.allclose(out, own, atol=1e-12)
+        weights = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(3))
+        got = torch.autograd.grad((out * weights).sum(), list(params.values()))
+        ref = torch.autograd.grad((own * weights).sum(), [p for m in models for p in m.parameters()])
+        for i, (name, g) in enumerate(zip(params, got)):
+            assert torch.allclose(g, torch.stack(ref[i :: len(params)]), atol=1e-11), name
     assert stacked_forward(SequenceModel([LSTMCell(D, N)], 1)) is None
     assert stacked_forward(type("Sub", (SequenceModel,), {})([RNNCell(D, N)], 1)) is None
 

@@ -2,9 +2,10 @@
 
 ``torch.vmap`` runs any model this way, but each operation under it costs tens of microseconds more than the
 operation itself, which is most of the time of a small recurrent model on a CPU. The forwards here do the same
-computation with batched matrix products (``bmm``, ``baddbmm``) and no ``vmap``; :func:`lscnb.batched.fit_batched`
-uses them where :func:`stacked_forward` knows the model, and ``vmap`` elsewhere. They agree with the model's own
-forward up to the order of floating-point additions.
+computation with batched matrix products (``bmm``, ``baddbmm``) and no ``vmap``, and run a recurrence's backward by
+hand (:class:`_Recurrence`); :func:`lscnb.batched.fit_batched` uses them where :func:`stacked_forward` knows the
+model, and ``vmap`` elsewhere. They agree with the model's own forward and its autograd gradients up to the order of
+floating-point additions.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections.abc import Callable
 from functools import partial
 
 import torch
+from torch.autograd.function import once_differentiable
 
+from .activations import activation_derivative, get_activation
 from .rnn import RNNCell, SequenceModel, Stack
 
 
@@ -30,34 +33,77 @@ def stacked_forward(model: torch.nn.Module) -> Callable | None:
         and all(type(c) is RNNCell for c in model.stack.cells)
         and not list(model.buffers())
     ):
-        return partial(_rnn_sequence, [c.phi for c in model.stack.cells], model.readout_at)
+        return partial(_rnn_sequence, [c.activation for c in model.stack.cells], model.readout_at)
     return None
 
 
-def _rnn_sequence(phis: list, readout: str, params: dict, buffers: dict, x: torch.Tensor) -> torch.Tensor:
-    """:class:`SequenceModel` of RNN cells: per layer, the input drive of every step in one product, then
-    ``h_t = phi(u_t + h_{t-1} W^T)``; the readout of the last state or of every state."""
+# the derivative of phi from its output, as autograd takes it; other activations take phi'(pre-activation)
+_FROM_OUTPUT = {
+    "tanh": torch.ops.aten.tanh_backward,
+    "sigmoid": torch.ops.aten.sigmoid_backward,
+    "relu": lambda g, y: torch.ops.aten.threshold_backward(g, y, 0),
+    "linear": lambda g, y: g,
+}
+
+
+class _Recurrence(torch.autograd.Function):
+    """``h_t = phi(u_t + h_{t-1} W^T)`` from ``h_{-1} = 0`` for M stacked models, time-major: ``u`` (T, M, B, H),
+    ``w`` (M, H, H). Returns every state (T, M, B, H) and the last. The backward runs the recurrence back by hand,
+    three operations a step, and forms the weight gradient in one product over all steps (autograd takes a product
+    per step, each with its bookkeeping)."""
+
+    @staticmethod
+    def forward(ctx, u, w, name):
+        u, phi, keep = u.contiguous(), get_activation(name), name not in _FROM_OUTPUT
+        out = torch.empty_like(u)
+        pre = torch.empty_like(u) if keep else None
+        h, wt = u.new_zeros(u.shape[1:]), w.mT
+        for t in range(u.shape[0]):
+            a = torch.baddbmm(u[t], h, wt, out=pre[t] if keep else None)
+            if name == "tanh":
+                h = torch.tanh(a, out=out[t])
+            else:
+                h = out[t] = phi(a)
+        ctx.save_for_backward(w, out, pre)
+        ctx.name = name
+        ctx.set_materialize_grads(False)
+        return out, out[-1].clone()  # the last state, as a tensor of its own
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_all, grad_last):
+        w, out, pre = ctx.saved_tensors
+        back = _FROM_OUTPUT.get(ctx.name)
+        dphi = None if back else activation_derivative(ctx.name, pre)
+        da = torch.empty_like(out)
+        dh = torch.zeros_like(out[0]) if grad_last is None else grad_last
+        for t in reversed(range(out.shape[0])):
+            g = dh if grad_all is None else dh + grad_all[t]
+            da[t] = back(g, out[t]) if back else g * dphi[t]
+            dh = torch.bmm(da[t], w)
+        flat = lambda z: z.transpose(0, 1).reshape(z.shape[1], -1, z.shape[-1])  # (M, steps x B, H)
+        return da, torch.bmm(flat(da[1:]).mT, flat(out[:-1])), None  # W's gradient: sum of da_t^T h_{t-1}, t >= 1
+
+
+def _rnn_sequence(names: list, readout: str, params: dict, buffers: dict, x: torch.Tensor) -> torch.Tensor:
+    """:class:`SequenceModel` of RNN cells: per layer, the input drive of every step in one product, then the
+    recurrence (:class:`_Recurrence`); the readout of the last state or of every state."""
     count = params["readout.weight"].shape[0]
     if x.ndim == 3:
         x = x.expand(count, *x.shape)
     if x.ndim != 4 or x.shape[0] != count:
         raise ValueError(f"x must be (models, batch, T, features) or (batch, T, features), got {tuple(x.shape)}")
-    seq = x
-    for l, phi in enumerate(phis):
+    seq = x.transpose(1, 2)  # (M, T, B, D): every model's steps in a row
+    for l, name in enumerate(names):
         w_ih, w_hh = params[f"stack.cells.{l}.weight_ih"], params[f"stack.cells.{l}.weight_hh"]
         bias = params.get(f"stack.cells.{l}.bias")
-        m, batch, T, d = seq.shape
-        flat = seq.reshape(m, batch * T, d)
+        m, T, batch, d = seq.shape
+        flat = seq.reshape(m, T * batch, d)
         u = torch.bmm(flat, w_ih.mT) if bias is None else torch.baddbmm(bias.unsqueeze(1), flat, w_ih.mT)
-        keep = l < len(phis) - 1 or readout == "all"
-        h, states, w = u.new_zeros(m, batch, w_hh.shape[-1]), [], w_hh.mT
-        for u_t in u.view(m, batch, T, -1).unbind(2):  # unbind: one backward for all steps, not one per step
-            h = phi(torch.baddbmm(u_t, h, w))
-            if keep:
-                states.append(h)
-        seq = torch.stack(states, 2) if keep else h
+        states, last = _Recurrence.apply(u.view(m, T, batch, -1).transpose(0, 1), w_hh, name)
+        seq = states.transpose(0, 1)
     w, b = params["readout.weight"], params["readout.bias"].unsqueeze(1)
     if readout == "last":
-        return torch.baddbmm(b, seq, w.mT)
-    m, batch, T, n = seq.shape
-    return torch.baddbmm(b, seq.reshape(m, batch * T, n), w.mT).view(m, batch, T, -1)
+        return torch.baddbmm(b, last, w.mT)
+    m, T, batch, n = seq.shape
+    return torch.baddbmm(b, seq.transpose(1, 2).reshape(m, batch * T, n), w.mT).view(m, batch, T, -1)
