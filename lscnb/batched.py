@@ -203,6 +203,7 @@ def fit_batched(
     opt = OPTIMIZERS[optimizer](list(params.values()), lr=top, **(optimizer_kwargs or {}))
     dev, dtype = trainable[0].device, trainable[0].dtype
     scale = torch.tensor([r / top for r in lrs], device=dev, dtype=dtype)
+    scales = [scale.view(-1, *([1] * (p.ndim - 1))) for p in trainable]  # each model's rate over the largest
     uniform = all(r == top for r in lrs)
     base, opts = models[0], dict(randomness=randomness)
     if stacked is None:
@@ -254,10 +255,9 @@ def fit_batched(
             old = None if uniform and all_active else [p.detach().clone() for p in trainable]
             opt.step()
             if old is not None:
-                for p, o in zip(trainable, old):
-                    s, m = shaped(scale, p), shaped(mask, p)
-                    new = p if uniform else torch.where(s == 1, p, o + s * (p - o))
-                    p.copy_(torch.where(m, new, o))
+                for p, o, s in zip(trainable, old, scales):
+                    new = p if uniform else torch.where(s == 1, p, torch.lerp(o, p, s))
+                    p.copy_(new if all_active else torch.where(shaped(mask, p), new, o))
         for i in range(count):
             if active[i]:
                 hists[i].step.append(k)

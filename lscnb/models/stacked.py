@@ -37,52 +37,58 @@ def stacked_forward(model: torch.nn.Module) -> Callable | None:
     return None
 
 
-# the derivative of phi from its output, as autograd takes it; other activations take phi'(pre-activation)
+# activations applied in place, and g * phi'(pre) from the output y = phi(pre) as autograd takes it; the others
+# keep their pre-activations and use phi'(pre)
+_aten = torch.ops.aten
 _FROM_OUTPUT = {
-    "tanh": torch.ops.aten.tanh_backward,
-    "sigmoid": torch.ops.aten.sigmoid_backward,
-    "relu": lambda g, y: torch.ops.aten.threshold_backward(g, y, 0),
-    "linear": lambda g, y: g,
+    "tanh": (torch.Tensor.tanh_, _aten.tanh_backward),
+    "sigmoid": (torch.Tensor.sigmoid_, _aten.sigmoid_backward),
+    "relu": (torch.Tensor.relu_, lambda g, y: _aten.threshold_backward(g, y, 0)),
+    "linear": (lambda h: h, lambda g, y: g),
 }
 
 
 class _Recurrence(torch.autograd.Function):
-    """``h_t = phi(u_t + h_{t-1} W^T)`` from ``h_{-1} = 0`` for M stacked models, time-major: ``u`` (T, M, B, H),
-    ``w`` (M, H, H). Returns every state (T, M, B, H) and the last. The backward runs the recurrence back by hand,
-    three operations a step, and forms the weight gradient in one product over all steps (autograd takes a product
-    per step, each with its bookkeeping)."""
+    """``h_t = phi(u_t + h_{t-1} W^T)`` from ``h_{-1} = 0`` for M stacked models: ``u`` (M, T, B, H), ``w``
+    (M, H, H). Returns every state (M, T, B, H) and the last. The backward runs the recurrence back by hand, three
+    operations a step, and forms the weight gradient in one product over all steps (autograd takes a product per
+    step, each with its bookkeeping). Each step's state is a tensor of its own, stacked once at the end: no copy
+    per step, and the layout (M, T, B, H) makes every model's steps one matrix for the products."""
 
     @staticmethod
     def forward(ctx, u, w, name):
-        u, phi, keep = u.contiguous(), get_activation(name), name not in _FROM_OUTPUT
-        out = torch.empty_like(u)
-        pre = torch.empty_like(u) if keep else None
-        h, wt = u.new_zeros(u.shape[1:]), w.mT
-        for t in range(u.shape[0]):
-            a = torch.baddbmm(u[t], h, wt, out=pre[t] if keep else None)
-            if name == "tanh":
-                h = torch.tanh(a, out=out[t])
+        inplace, _ = _FROM_OUTPUT.get(name, (None, None))
+        phi, states, pres = get_activation(name), [], []
+        h, wt = u.new_zeros(u.shape[0], *u.shape[2:]), w.mT
+        for t in range(u.shape[1]):
+            a = torch.baddbmm(u[:, t], h, wt)
+            if inplace is None:
+                pres.append(a)
+                h = phi(a)
             else:
-                h = out[t] = phi(a)
-        ctx.save_for_backward(w, out, pre)
+                h = inplace(a)
+            states.append(h)
+        out = torch.stack(states, 1)
+        ctx.save_for_backward(w, out, torch.stack(pres, 1) if pres else None)
         ctx.name = name
         ctx.set_materialize_grads(False)
-        return out, out[-1].clone()  # the last state, as a tensor of its own
+        return out, out[:, -1].clone()  # the last state, as a tensor of its own
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_all, grad_last):
         w, out, pre = ctx.saved_tensors
-        back = _FROM_OUTPUT.get(ctx.name)
-        dphi = None if back else activation_derivative(ctx.name, pre)
-        da = torch.empty_like(out)
-        dh = torch.zeros_like(out[0]) if grad_last is None else grad_last
-        for t in reversed(range(out.shape[0])):
-            g = dh if grad_all is None else dh + grad_all[t]
-            da[t] = back(g, out[t]) if back else g * dphi[t]
-            dh = torch.bmm(da[t], w)
-        flat = lambda z: z.transpose(0, 1).reshape(z.shape[1], -1, z.shape[-1])  # (M, steps x B, H)
-        return da, torch.bmm(flat(da[1:]).mT, flat(out[:-1])), None  # W's gradient: sum of da_t^T h_{t-1}, t >= 1
+        back = _FROM_OUTPUT.get(ctx.name, (None, None))[1]
+        dh = torch.zeros_like(out[:, 0]) if grad_last is None else grad_last
+        das = []
+        for t in reversed(range(out.shape[1])):
+            g = dh if grad_all is None else dh + grad_all[:, t]
+            da = back(g, out[:, t]) if back else g * activation_derivative(ctx.name, pre[:, t])
+            das.append(da)
+            dh = torch.bmm(da, w)
+        da = torch.stack(das[::-1], 1)
+        m, n = out.shape[0], out.shape[-1]  # W's gradient: the sum over t >= 1 and the batch of da_t^T h_{t-1}
+        return da, torch.bmm(da[:, 1:].reshape(m, -1, n).mT, out[:, :-1].reshape(m, -1, n)), None
 
 
 def _rnn_sequence(names: list, readout: str, params: dict, buffers: dict, x: torch.Tensor) -> torch.Tensor:
@@ -100,10 +106,9 @@ def _rnn_sequence(names: list, readout: str, params: dict, buffers: dict, x: tor
         m, T, batch, d = seq.shape
         flat = seq.reshape(m, T * batch, d)
         u = torch.bmm(flat, w_ih.mT) if bias is None else torch.baddbmm(bias.unsqueeze(1), flat, w_ih.mT)
-        states, last = _Recurrence.apply(u.view(m, T, batch, -1).transpose(0, 1), w_hh, name)
-        seq = states.transpose(0, 1)
+        seq, last = _Recurrence.apply(u.view(m, T, batch, -1), w_hh, name)
     w, b = params["readout.weight"], params["readout.bias"].unsqueeze(1)
     if readout == "last":
         return torch.baddbmm(b, last, w.mT)
     m, T, batch, n = seq.shape
-    return torch.baddbmm(b, seq.transpose(1, 2).reshape(m, batch * T, n), w.mT).view(m, batch, T, -1)
+    return torch.baddbmm(b, seq.reshape(m, T * batch, n), w.mT).view(m, T, batch, -1).transpose(1, 2)
