@@ -368,7 +368,12 @@ def train_run(cfg: dict, ctx: RunContext) -> dict:
 @twin(train_run, key=lambda cfg: {k: v for k, v in cfg.items() if k not in ("gain", "lr", "seed", SEED_OFFSET)})
 def train_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
     """:func:`train_run` of runs that differ only in gain, learning rate and seed, their models trained together
-    (:func:`lscnb.batched.fit_batched`: the same runs up to floating-point rounding)."""
+    (:func:`lscnb.batched.fit_batched`: the same runs up to floating-point rounding; ``--executor batched``).
+
+    Not bit for bit: the losses agree to ~1e-6 for the first tens of steps, then this training, chaotic in its
+    rounding (loss spikes at lr 1e-2), separates, as a solo rerun on another CPU does (the committed full runs,
+    made on an AMD CPU, and solo reruns on an Intel one end up to 0.1 apart in final MSE). So the committed
+    results stay those of :func:`train_run`, and this path is opt-in."""
     setups = [_adding_setup(cfg, ctx) for cfg, ctx in zip(cfgs, ctxs)]
     cfg = cfgs[0]
     hists = fit_batched(
