@@ -10,6 +10,7 @@ import argparse
 import io
 from contextlib import redirect_stdout
 
+import batched
 import cells
 import scan
 import spectra
@@ -32,6 +33,7 @@ def main(argv=None) -> None:
         scan.main(dev + ["--backward"])
         spectra.main(dev)
         cells.main(dev)
+        batched.main(dev)
     kind = torch.device(args.device).type
     text = (
         f"# Benchmarks on `{kind}`\n\nMade by `python bench/run_all.py --device {args.device}`.\n"

@@ -307,9 +307,9 @@ def main(argv=None) -> int:
     ex.add_argument(
         "--executor",
         default="local",
-        choices=("local", "processes", "ray", "submitit"),
-        help="where runs execute: this process, a pool of local processes, a Ray instance/cluster, "
-        "or SLURM jobs via submitit",
+        choices=("local", "batched", "processes", "ray", "submitit"),
+        help="where runs execute: this process, this process with the runs that can train together batched "
+        "(lscnb.batched), a pool of local processes, a Ray instance/cluster, or SLURM jobs via submitit",
     )
     ex.add_argument("--workers", type=_count(1), help="processes: how many worker processes (default 2)")
     ex.add_argument("--threads-per-run", type=_count(1), help="processes: torch threads per worker (default 1)")

@@ -1,5 +1,5 @@
-"""Where the runs of a sweep execute: in this process, in a pool of local processes, on a Ray instance or
-cluster, or as SLURM jobs.
+"""Where the runs of a sweep execute: in this process (one at a time, or those with a batched twin together), in a
+pool of local processes, on a Ray instance or cluster, or as SLURM jobs.
 
 An executor's ``map(todo, profile, scale)`` takes ``(run, store)`` pairs and yields ``(run, outcome)`` as runs
 finish, where ``outcome`` is a :class:`~lscnb.results.Result` or a :class:`Failure` holding the traceback. The
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from . import checks
 from .config import Profile
-from .runs import Run, compute
+from .runs import Run, compute, group_key, run_group
 
 
 @dataclass
@@ -42,6 +42,34 @@ class LocalExecutor:
     def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
         for run, store in todo:
             yield run, _safe_compute(run, profile, scale, store.checkpoint_path(run.key), progress)
+
+
+class BatchedExecutor:
+    """Runs in this process; runs whose function has a batched twin (:func:`lscnb.runs.twin`) and that agree in the
+    twin's key are computed together, ``max_group`` at most at a time (:func:`lscnb.runs.run_group`: their models
+    train as one, :func:`lscnb.batched.fit_batched`), the others one after another as ``local`` runs them. A group's
+    results are each run's own, up to floating-point rounding; a group keeps no checkpoint, and a group that raises
+    fails all its runs."""
+
+    def __init__(self, max_group: int = 16):
+        self.max_group = checks.positive_int(max_group, "max_group")
+
+    def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
+        groups: dict = {}
+        for run, store in todo:
+            groups.setdefault(group_key(run) or ("single", run.key), []).append((run, store))
+        for members in groups.values():
+            for i in range(0, len(members), self.max_group):
+                chunk = members[i : i + self.max_group]
+                if len(chunk) == 1:
+                    run, store = chunk[0]
+                    yield run, _safe_compute(run, profile, scale, store.checkpoint_path(run.key), progress)
+                    continue
+                try:
+                    outcomes = run_group([run for run, _ in chunk], profile, scale, progress)
+                except Exception:  # noqa: BLE001 - returned to the driver, which records it for every run
+                    outcomes = [Failure(traceback.format_exc())] * len(chunk)
+                yield from zip([run for run, _ in chunk], outcomes)
 
 
 class RayExecutor:
@@ -176,10 +204,17 @@ class SubmititExecutor:
                 time.sleep(self.poll_s)
 
 
-EXECUTORS = {"local": LocalExecutor, "processes": ProcessExecutor, "ray": RayExecutor, "submitit": SubmititExecutor}
+EXECUTORS = {
+    "local": LocalExecutor,
+    "batched": BatchedExecutor,
+    "processes": ProcessExecutor,
+    "ray": RayExecutor,
+    "submitit": SubmititExecutor,
+}
 
 
 def make_executor(name: str = "local", **options):
-    """An executor by name: ``local``, ``processes``, ``ray`` or ``submitit`` (options go to its constructor)."""
+    """An executor by name: ``local``, ``batched``, ``processes``, ``ray`` or ``submitit`` (options go to its
+    constructor)."""
     checks.one_of(name, EXECUTORS, "executor")
     return EXECUTORS[name](**options)

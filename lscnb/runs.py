@@ -2,7 +2,8 @@
 
 A :class:`Run` names a module-level function ``fn(config, ctx) -> dict`` and a JSON-able config; its key is
 ``figure/name-hash`` where the hash covers the function's import path and the config. :func:`compute` calls it
-with a :class:`RunContext` and returns the :class:`~lscnb.results.Result` with its provenance.
+with a :class:`RunContext` and returns the :class:`~lscnb.results.Result` with its provenance. A run function may
+have a batched twin (:func:`twin`) that computes several of its runs at once; :func:`run_group` calls it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from .config import Profile, seed_everything
 from .results import Result, provenance, split_outputs
 
 SEED_OFFSET = "seed_offset"
+GROUPS: dict[Callable, tuple[Callable, Callable]] = {}
+"""A run function -> (its batched twin, the key of the configs the twin computes together); see :func:`twin`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,3 +124,58 @@ def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = No
     metrics, arrays = split_outputs(dict(outputs))
     prov = provenance(profile, seeds=[run.seed], wall_time_s=time.perf_counter() - start, scale=scale)
     return Result(run.key, dict(run.config), metrics, arrays, prov)
+
+
+def twin(run_fn: Callable, key: Callable[[dict], object]):
+    """Register the decorated ``group_fn(configs, ctxs) -> [outputs]`` as the batched twin of ``run_fn``: given the
+    configs and contexts of runs of ``run_fn`` whose ``key(config)`` (JSON-able) agree, it returns what ``run_fn``
+    returns for each, up to floating-point rounding (training them together with
+    :func:`lscnb.batched.fit_batched`, say)."""
+    if not callable(run_fn) or not callable(key):
+        raise TypeError("twin(run_fn, key) takes the run function and a function of its config")
+
+    def register(group_fn: Callable) -> Callable:
+        GROUPS[run_fn] = (group_fn, key)
+        return group_fn
+
+    return register
+
+
+def group_key(run: Run) -> tuple | None:
+    """What ``run`` must share with the runs it is computed with (its function, its twin's key), or None (no twin)."""
+    entry = GROUPS.get(run.fn)
+    if entry is None:
+        return None
+    return run.fn_path, json.dumps(entry[1](dict(run.config)), sort_keys=True, default=str)
+
+
+def run_group(runs, profile: Profile, scale: str, progress: bool = False) -> list[Result]:
+    """Compute ``runs`` together through their function's twin; one result per run, as :func:`compute` would give
+    it: the run's key, config and seed (with the reader's offset: pass the runs as :func:`lscnb.sweep.run_sweep`
+    hands them to an executor), and provenance with the group's wall time shared out and ``batched``, the group's
+    size. Raises unless the runs share a function with a twin and the twin's key."""
+    runs = list(runs)
+    if not runs or not all(isinstance(r, Run) for r in runs):
+        raise ValueError("runs must be a non-empty list of Run")
+    keys = {group_key(r) for r in runs}
+    if None in keys:
+        bare = sorted({r.fn_path for r in runs if group_key(r) is None})
+        raise ValueError(f"runs must have a batched twin (lscnb.runs.twin); these have none: {bare}")
+    if len(keys) > 1:
+        raise ValueError(f"runs must share their function and their twin's key, got {len(keys)} groups: {sorted(keys)}")
+    if len({r.key for r in runs}) != len(runs):
+        raise ValueError("runs must have distinct keys")
+    group_fn = GROUPS[runs[0].fn][0]
+    seed_everything(runs[0].seed)
+    ctxs = [RunContext(profile, profile.device, r.seed, None, progress) for r in runs]
+    start = time.perf_counter()
+    outputs = group_fn([dict(r.config) for r in runs], ctxs)
+    if not isinstance(outputs, list) or len(outputs) != len(runs) or not all(isinstance(o, Mapping) for o in outputs):
+        raise TypeError(f"the twin of {runs[0].fn_path} must return a list of {len(runs)} dicts, one per run")
+    wall = (time.perf_counter() - start) / len(runs)
+    results = []
+    for run, out in zip(runs, outputs):
+        metrics, arrays = split_outputs(dict(out))
+        prov = {**provenance(profile, seeds=[run.seed], wall_time_s=wall, scale=scale), "batched": len(runs)}
+        results.append(Result(run.key, dict(run.config), metrics, arrays, prov))
+    return results

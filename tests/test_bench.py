@@ -109,3 +109,20 @@ def test_cells_bench_runs(tmp_path):
     ]
     assert all(math.isfinite(r["ms per step"]) for r in rows)
     assert [r["vs baseline"] for r in rows if r["note"] == "baseline"] == [1.0, 1.0, 1.0]
+
+
+def test_batched_bench_runs_and_agrees(tmp_path):
+    import batched
+
+    rows = batched.main(
+        ["--device", "cpu", "--models", "3", "--T", "5", "--width", "8", "--batch", "4", "--steps", "3"]
+        + ["--repeat", "1", "--threads", "1", "--out", str(tmp_path / "batched.json")]
+    )
+    assert [r["variant"] for r in rows] == [
+        "one at a time (fit)",
+        "one at a time (fit_batched, 1 model)",
+        "batched (fit_batched)",
+    ]
+    assert rows[0]["speed-up"] == 1.0 and all(r["runs/s"] > 0 and r["threads"] == 1 for r in rows)
+    assert all(r["max final-loss diff vs fit"] < 1e-5 for r in rows)
+    assert json.loads((tmp_path / "batched.json").read_text())["meta"]["device"] == "cpu"

@@ -1,0 +1,226 @@
+"""fit_batched trains models of one architecture together exactly as fit trains each alone (float64, to rounding);
+the stacked forward agrees with the models' own; run_group and the batched executor give each run its own result."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb import config, runs, sweep
+from lscnb.batched import fit_batched, run_group
+from lscnb.experiments import gradients
+from lscnb.models import LSTMCell
+from lscnb.models.rnn import RNNCell, SequenceModel
+from lscnb.models.stacked import stacked_forward
+from lscnb.train import fit
+
+D, N, T, B, STEPS = 3, 8, 12, 6, 25
+
+
+def make(seed: int, gain: float = 1.0) -> SequenceModel:
+    torch.manual_seed(seed)
+    return SequenceModel([RNNCell(D, N, weight_scale=gain)], 1).double()
+
+
+def batches(seed: int):
+    def draw(k):
+        g = torch.Generator().manual_seed(1000 * seed + k)
+        x = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+        return x, x[:, :, :1].sum(1) + 0.1 * torch.randn(B, 1, generator=g, dtype=torch.float64)
+
+    return draw
+
+
+def mse(m, x, y):
+    return torch.nn.functional.mse_loss(m(x), y)
+
+
+def solo(seed, lr, gain=1.0, **kw):
+    model = make(seed, gain)
+    return model, fit(model, batches(seed), mse, steps=STEPS, lr=lr, progress=False, **kw)
+
+
+def assert_same(solo_run, model, hist, tol=1e-10):
+    ref_model, ref = solo_run
+    assert (hist.diverged, hist.diverged_step, hist.step) == (ref.diverged, ref.diverged_step, ref.step)
+    assert hist.loss == pytest.approx(ref.loss, rel=tol, abs=tol)
+    assert hist.grad_norm == pytest.approx(ref.grad_norm, rel=tol, abs=tol)
+    for (name, a), b in zip(ref_model.named_parameters(), model.parameters()):
+        assert torch.allclose(a, b, rtol=tol, atol=tol), name
+    assert len(hist.evals) == len(ref.evals)
+    for e, r in zip(hist.evals, ref.evals):
+        assert e == pytest.approx(r, rel=tol, abs=tol)
+
+
+@pytest.mark.parametrize("forward", ["auto", "vmap"])
+@pytest.mark.parametrize(
+    "optimizer, kwargs, lrs",
+    [
+        ("adam", {}, [1e-2, 3e-3, 1e-2, 2e-2]),
+        ("sgd", {"momentum": 0.9, "weight_decay": 1e-3}, [0.05, 0.02, 0.01, 0.05]),
+        ("adamw", {"weight_decay": 0.1}, [1e-2, 5e-3, 2e-2, 1e-3]),
+        ("rmsprop", {}, [1e-3, 3e-3, 1e-3, 5e-4]),
+    ],
+)
+def test_matches_solo_runs_with_clipping(optimizer, kwargs, lrs, forward):
+    """Seeds, init scales and learning rates differ; the stacked forward ("auto") and vmap both match."""
+    seeds, gains = [0, 1, 2, 3], [1.0, 0.8, 1.3, 1.0]
+    kw = dict(optimizer=optimizer, optimizer_kwargs=kwargs, clip=0.5)
+    refs = [solo(s, lr, g, **kw) for s, lr, g in zip(seeds, lrs, gains)]
+    assert any(gn > 0.5 for _, h in refs for gn in h.grad_norm)  # clipping is at work
+    models = [make(s, g) for s, g in zip(seeds, gains)]
+    hists = fit_batched(
+        models, [batches(s) for s in seeds], mse, steps=STEPS, lr=lrs, progress=False, forward=forward, **kw
+    )
+    for ref, model, hist in zip(refs, models, hists):
+        assert_same(ref, model, hist)
+
+
+def test_shared_batch_and_evals():
+    """One batch for every model (in_dims=None), one learning rate, eval_fn every few steps and at the end."""
+    x_val, y_val = batches(99)(0)
+    evals = dict(eval_fn=lambda m: {"mse": mse(m, x_val, y_val)}, eval_every=10)
+    refs = []
+    for seed in range(3):
+        model = make(seed)
+        refs.append((model, fit(model, batches(7), mse, steps=STEPS, lr=1e-2, clip=1.0, progress=False, **evals)))
+    models = [make(seed) for seed in range(3)]
+    hists = fit_batched(models, batches(7), mse, steps=STEPS, lr=1e-2, clip=1.0, in_dims=None, progress=False, **evals)
+    assert [e["step"] for e in hists[0].evals] == [10, 20, STEPS]
+    for ref, model, hist in zip(refs, models, hists):
+        assert_same(ref, model, hist, tol=1e-12)
+
+
+def test_diverged_model_is_frozen_and_the_others_go_on():
+    seeds, lrs = [0, 1, 2], [0.05, 1e6, 0.02]
+    refs = [solo(s, lr, optimizer="sgd") for s, lr in zip(seeds, lrs)]
+    assert refs[1][1].diverged and not refs[0][1].diverged and not refs[2][1].diverged
+    models = [make(s) for s in seeds]
+    hists = fit_batched(models, [batches(s) for s in seeds], mse, steps=STEPS, lr=lrs, optimizer="sgd", progress=False)
+    assert hists[1].diverged and hists[1].diverged_step == refs[1][1].diverged_step < STEPS
+    assert len(hists[1].loss) == hists[1].diverged_step
+    for ref, model, hist in zip(refs, models, hists):
+        assert_same(ref, model, hist)
+
+
+def test_all_diverged_stops_early():
+    models = [make(s) for s in range(2)]
+    hists = fit_batched(models, batches(0), mse, steps=STEPS, lr=1e6, optimizer="sgd", in_dims=None, progress=False)
+    assert all(h.diverged and h.diverged_step < STEPS for h in hists)
+    assert all(math.isfinite(float(p.detach().sum())) for m in models for p in m.parameters())
+
+
+def test_bad_arguments_name_the_argument():
+    models = [make(0), make(1)]
+    call = lambda **kw: fit_batched(
+        kw.pop("models", models), kw.pop("batch_fn", batches(0)), mse, progress=False, **{"steps": 2, **kw}
+    )
+    for kw, err, word in [
+        (dict(models=[]), ValueError, "models"),
+        (dict(models=make(0)), ValueError, "models"),
+        (dict(models=[models[0], models[0]]), ValueError, "distinct"),
+        (dict(models=[make(0), SequenceModel([RNNCell(D, N + 1)], 1).double()]), ValueError, "models"),
+        (dict(steps=0), ValueError, "steps"),
+        (dict(lr=-1.0), ValueError, "lr"),
+        (dict(lr=[1e-3]), ValueError, "lr"),
+        (dict(lr=[1e-3, float("nan")]), ValueError, "lr[1]"),
+        (dict(optimizer="adagrad"), ValueError, "optimizer"),
+        (dict(optimizer=torch.optim.Adam), TypeError, "optimizer"),
+        (dict(clip=0.0), ValueError, "clip"),
+        (dict(eval_every=0), ValueError, "eval_every"),
+        (dict(in_dims=1), ValueError, "in_dims"),
+        (dict(randomness="maybe"), ValueError, "randomness"),
+        (dict(batch_fn=[batches(0)]), TypeError, "batch_fn"),
+        (dict(batch_fn=[batches(0)] * 2, in_dims=None), ValueError, "in_dims"),
+        (dict(batch_fn=batches(0)), ValueError, "in_dims=None"),  # a (B, ...) batch is not one per model
+    ]:
+        with pytest.raises(err, match=word.replace("[", r"\[").replace("]", r"\]")):
+            call(**kw)
+
+
+@pytest.mark.parametrize(
+    "readout, activation", [("last", "relu"), ("all", "sigmoid"), ("all", "sin"), ("last", "linear"), ("all", "gelu")]
+)
+def test_stacked_forward_is_the_models_own(readout, activation):
+    """Outputs and gradients: two layers (the first without bias, any activation), either readout, one batch per
+    model or one shared by all."""
+    models = []
+    for seed in range(3):
+        torch.manual_seed(seed)
+        cells = [RNNCell(D, N, activation=activation, bias=False), RNNCell(N, N + 2, weight_scale=0.7)]
+        models.append(SequenceModel(cells, 2, readout=readout).double())
+    forward = stacked_forward(models[0])
+    params, buffers = torch.func.stack_module_state(models)
+    xs = torch.stack([batches(s)(0)[0] for s in range(3)])
+    for x in (xs, xs[0]):
+        out = forward(params, buffers, x)
+        own = torch.stack([m(xm) for m, xm in zip(models, xs if x.ndim == 4 else [x] * 3)])
+        assert torch.allclose(out, own, atol=1e-12)
+        weights = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(3))
+        got = torch.autograd.grad((out * weights).sum(), list(params.values()))
+        ref = torch.autograd.grad((own * weights).sum(), [p for m in models for p in m.parameters()])
+        for i, (name, g) in enumerate(zip(params, got)):
+            assert torch.allclose(g, torch.stack(ref[i :: len(params)]), atol=1e-11), name
+    assert stacked_forward(SequenceModel([LSTMCell(D, N)], 1)) is None
+    assert stacked_forward(type("Sub", (SequenceModel,), {})([RNNCell(D, N)], 1)) is None
+
+
+def test_stacked_forward_needs_loss_fn_to_call_the_model_on_its_batch():
+    models = [make(0), make(1)]
+    odd = lambda m, x, y: mse(m, x[:, :5], y)
+    with pytest.raises(ValueError, match="forward='vmap'"):
+        fit_batched(models, batches(0), odd, steps=2, in_dims=None, progress=False)
+    fit_batched(models, batches(0), odd, steps=2, in_dims=None, progress=False, forward="vmap")
+
+
+# ---------------------------------------------------------------------- run_group and the batched executor
+def _training_runs():
+    base = dict(model="rnn", width=8, length=10, steps=6, batch=4)
+    out = [
+        runs.Run(
+            "gradients", "training", f"rnn-g{g}-s{s}", gradients.train_run, {**base, "gain": g, "lr": lr, "seed": s}
+        )
+        for g, lr, s in [(0.5, 1e-2, 0), (1.5, 3e-2, 0), (1.0, 1e-2, 1)]
+    ]
+    lstm = {**base, "model": "lstm", "gain": None, "lr": 1e-2, "seed": 0}
+    return out + [runs.Run("gradients", "training", "lstm-s0", gradients.train_run, lstm)]
+
+
+def _assert_results_close(a, b, tol=1e-5):
+    assert (a.key, a.config, a.provenance["seeds"]) == (b.key, b.config, b.provenance["seeds"])
+    assert set(a.metrics) == set(b.metrics) and set(a.arrays) == set(b.arrays)
+    for name in a.arrays:
+        np.testing.assert_allclose(a.arrays[name], b.arrays[name], rtol=tol, atol=tol)
+    for name, value in a.metrics.items():
+        expected = b.metrics[name]
+        assert value == (pytest.approx(expected, rel=tol, abs=tol) if isinstance(expected, float) else expected), name
+
+
+def test_run_group_gives_each_run_its_own_result():
+    p = config.Profile("quick")
+    rnns = _training_runs()[:3]
+    got = run_group(rnns, p, "quick")
+    for run, result in zip(rnns, got):
+        _assert_results_close(result, runs.compute(run, p, "quick", progress=False))
+        assert result.provenance["batched"] == 3
+    with pytest.raises(ValueError, match="twin"):
+        run_group([runs.Run("t", "f", "n", _no_twin, {})], p, "quick")
+    with pytest.raises(ValueError, match="twin's key"):
+        run_group(_training_runs(), p, "quick")  # the LSTM does not batch with the RNNs
+    with pytest.raises(ValueError, match="distinct"):
+        run_group([rnns[0], rnns[0]], p, "quick")
+
+
+def _no_twin(cfg, ctx):
+    return {"x": 1.0}
+
+
+def test_batched_executor_matches_local(stores):
+    p = config.resolve("quick", device="cpu")
+    todo = _training_runs()
+    batched = sweep.run_sweep(todo, p, executor="batched", progress=False, force=True)
+    local = sweep.run_sweep(todo, p, executor="local", progress=False, force=True)
+    assert [r.provenance.get("batched") for r in batched] == [3, 3, 3, None]  # the LSTM ran alone
+    for a, b in zip(batched, local):
+        _assert_results_close(a, b)
