@@ -40,7 +40,8 @@ def _names_an_argument(check):
         while frame.f_globals.get("__name__") == "lscnb.checks":  # a check calling another passes its caller's name
             frame = frame.f_back
         callers = [frame.f_code] + ([frame.f_back.f_code] if frame.f_back is not None else [])
-        assert isinstance(name, str) and any(name in code.co_varnames for code in callers), (
+        base = name.split("[")[0] if isinstance(name, str) else None  # "lr[2]": an entry of the argument lr
+        assert base and any(base in code.co_varnames for code in callers), (
             f"{callers[0].co_qualname} passes name={name!r} to checks.{check.__name__}: not one of its arguments"
         )
         return check(*args, **kwargs)
