@@ -25,7 +25,7 @@ def stores(tmp_path, monkeypatch):
 
 def _names_an_argument(check):
     """``check`` (a function of lscnb.checks) that first asserts that the ``name`` it is given is a parameter or local
-    variable of the function calling it (or of that function's caller, for a helper that checks its caller's
+    variable of the function calling it (or of a function a few calls above it, for a helper that checks its caller's
     argument), so that the error a reader sees names the argument they passed."""
     import functools
     import inspect
@@ -39,7 +39,10 @@ def _names_an_argument(check):
         frame = inspect.currentframe().f_back
         while frame.f_globals.get("__name__") == "lscnb.checks":  # a check calling another passes its caller's name
             frame = frame.f_back
-        callers = [frame.f_code] + ([frame.f_back.f_code] if frame.f_back is not None else [])
+        callers = []  # the caller, and up to three above it (a helper, a dataclass's __init__, mutmut's trampoline)
+        while frame is not None and len(callers) < 4:
+            callers.append(frame.f_code)
+            frame = frame.f_back
         base = name.split("[")[0] if isinstance(name, str) else None  # "lr[2]": an entry of the argument lr
         assert base and any(base in code.co_varnames for code in callers), (
             f"{callers[0].co_qualname} passes name={name!r} to checks.{check.__name__}: not one of its arguments"
