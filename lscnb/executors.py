@@ -213,8 +213,7 @@ EXECUTORS = {
 }
 
 
-def make_executor(name: str = "local", **options):
+def make_executor(executor: str = "local", **options):
     """An executor by name: ``local``, ``batched``, ``processes``, ``ray`` or ``submitit`` (options go to its
     constructor)."""
-    checks.one_of(name, EXECUTORS, "executor")
-    return EXECUTORS[name](**options)
+    return EXECUTORS[checks.one_of(executor, EXECUTORS, "executor")](**options)
