@@ -159,9 +159,14 @@ class CoreReadout(torch.nn.Module):
         return self.readout(self.core.sequence(x)[:, -1])
 
     def gamma_penalty(self, delta: float):
-        """The nnRNN's penalty on its scales gamma (0 for other cores)."""
-        cell = getattr(self.core, "cell", None)
-        return cell.gamma_penalty(delta) if isinstance(cell, NNRNNCell) and delta else 0.0
+        """:func:`gamma_penalty` of the core."""
+        return gamma_penalty(self.core, delta)
+
+
+def gamma_penalty(core, delta: float | None):
+    """The nnRNN's penalty on its scales gamma with weight ``delta`` (0 for other cores, or without ``delta``)."""
+    cell = getattr(core, "cell", None)
+    return cell.gamma_penalty(delta) if isinstance(cell, NNRNNCell) and delta else 0.0
 
 
 def _theta_snapshot(core) -> dict:

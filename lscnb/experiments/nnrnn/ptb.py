@@ -14,7 +14,7 @@ from ...lm import evaluate as lm_evaluate
 from ...models.nonnormal import NNRNNCell
 from ...sweep import Run, RunContext
 from ...train import fit
-from .common import CHAPTER, _theta_snapshot, effective_parameters, make_model
+from .common import CHAPTER, _theta_snapshot, effective_parameters, gamma_penalty, make_model
 
 
 def _ptb_row(model, hid, lr, alpha, budgets=("width", "params"), **extra) -> dict:
@@ -176,11 +176,6 @@ def make_lm(hp: dict, seed: int, vocab_size: int, embedding: int):
     return lm, opts
 
 
-def _penalty(lm, hp) -> torch.Tensor | float:
-    cell = getattr(lm.core, "cell", None)
-    return cell.gamma_penalty(hp["delta"]) if isinstance(cell, NNRNNCell) and hp.get("delta") else 0.0
-
-
 def backprop_norms(lm, tokens, state=None) -> np.ndarray:
     """``||dL/dh_t||`` for t = 1..T on one window (L the window's mean cross-entropy) for an nnRNN language model:
     how the gradient grows as it travels back through time (thesis Fig. A.3, left)."""
@@ -263,7 +258,7 @@ def ptb_run(cfg: dict, ctx: RunContext) -> dict:
         loss_fn,
         steps=cfg["epochs"] * len(windows),
         optimizer=opts,
-        penalty=lambda lm: _penalty(lm, hp),
+        penalty=lambda lm: gamma_penalty(lm.core, hp.get("delta")),
         eval_fn=evaluate,
         eval_every=len(windows),
         progress=ctx.progress,
