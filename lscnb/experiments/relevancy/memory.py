@@ -22,15 +22,16 @@ def memory_run(cfg: dict, ctx: RunContext) -> dict:
     device = ctx.device
     torch.manual_seed(ctx.seed)
     probe = cfg.get("probe_batches")
-    d_in = _denoise_batch(cfg, 1, device)[0].shape[-1]
+    batches = {b: _denoise_batch(cfg, b, device) for b in probe or [cfg["batch"]]}
+    d_in = next(iter(batches.values()))[0].shape[-1]
     out = {}
     for m in cfg["models"]:
         model = Tagger(m, d_in, cfg["width"], 9, nu=cfg["nu"], rho=cfg["rho"]).to(device)
         if probe:
-            (b1, s1), (b2, s2) = ((b, _saved_bytes(model, cfg, b, device)[0]) for b in probe)
+            (b1, s1), (b2, s2) = ((b, _saved_bytes(model, *batches[b], device)[0]) for b in probe)
             out[f"{m}_saved_bytes"] = s1 + (s2 - s1) * (cfg["batch"] - b1) // (b2 - b1)
         else:
-            out[f"{m}_saved_bytes"], peak = _saved_bytes(model, cfg, cfg["batch"], device)
+            out[f"{m}_saved_bytes"], peak = _saved_bytes(model, *batches[cfg["batch"]], device)
             if peak is not None:
                 out[f"{m}_peak_bytes"] = peak
         out[f"{m}_stored_states"] = max(model.core.memory_trace)
@@ -44,10 +45,9 @@ def _denoise_batch(cfg: dict, batch: int, device: str):
     return x.to(device), y.to(device)
 
 
-def _saved_bytes(model, cfg: dict, batch: int, device: str) -> tuple[int, int | None]:
-    """(bytes saved for backward by one forward pass on a denoise batch of ``batch`` sequences, peak CUDA bytes of
-    that pass and its backward, or None off CUDA)."""
-    x, y = _denoise_batch(cfg, batch, device)
+def _saved_bytes(model, x, y, device: str) -> tuple[int, int | None]:
+    """(bytes saved for backward by one forward pass on the denoise batch ``x, y``, peak CUDA bytes of that pass and
+    its backward, or None off CUDA)."""
     cuda = device.startswith("cuda")
     if cuda:
         torch.cuda.synchronize()
