@@ -123,6 +123,34 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     return float((model(x).argmax(-1) == y).float().mean())
 
 
+def fit_classifier(
+    model: torch.nn.Module,
+    train: tuple,
+    test: tuple,
+    *,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    chance: float,
+) -> tuple[list[float], History]:
+    """Adam on shuffled epochs of ``train = (x, y)`` (:class:`EpochBatches` seeded with ``seed``), cross-entropy;
+    the test accuracy after every epoch, ``chance`` for the epochs a diverged run did not reach, and the History."""
+    batches = EpochBatches(len(train[1]), batch_size, seed)
+    hist = fit(
+        model,
+        batches.over(*train),
+        classification_loss,
+        steps=checks.positive_int(epochs, "epochs") * batches.per_epoch,
+        lr=lr,
+        eval_fn=lambda m: {"accuracy": accuracy(m, *test)},
+        eval_every=batches.per_epoch,
+        progress=False,
+    )
+    curve = [e["accuracy"] for e in hist.evals]
+    return curve + [chance] * (epochs - len(curve)), hist
+
+
 def _save(path: Path, state: dict) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from ... import plot
 from ...models.ffn import DeepFFN
 from ...pretrain import final_radii, pretrain_ffn
 from ...sweep import Run, RunContext
-from ...train import EpochBatches, accuracy, classification_loss, fit
+from ...train import fit_classifier
 from .common import CHAPTER, SIZES
 
 CHANCE = 0.1  # ten classes
@@ -70,18 +70,17 @@ def ffn_run(cfg: dict, ctx: RunContext) -> dict:
     net.zero_grad()
     acc, diverged = [], []
     for lr in cfg["lrs"]:
-        hist = fit(
+        curve, hist = fit_classifier(
             copy.deepcopy(net),
-            (batches := EpochBatches(len(ytr), 32, ctx.seed)).over(xtr, ytr),
-            classification_loss,
-            steps=cfg["epochs"] * batches.per_epoch,
+            (xtr, ytr),
+            (xte, yte),
+            epochs=cfg["epochs"],
+            batch_size=32,
             lr=lr,
-            eval_fn=lambda model: {"accuracy": accuracy(model, xte, yte)},
-            eval_every=batches.per_epoch,
-            progress=False,
+            seed=ctx.seed,
+            chance=CHANCE,  # a diverged run scores chance from then on
         )
-        curve = [e["accuracy"] for e in hist.evals]
-        acc.append(curve + [CHANCE] * (cfg["epochs"] - len(curve)))  # a diverged run scores chance from then on
+        acc.append(curve)
         diverged.append(hist.diverged)
     return {"accuracy": np.array(acc), "diverged": np.array(diverged), "grad_ratio": ratio, "pretrained_radius": pre}
 

@@ -8,7 +8,7 @@ import torch
 from ... import plot
 from ...models.roa import RoaRNNCell
 from ...sweep import Run, RunContext
-from ...train import EpochBatches, accuracy, classification_loss, fit
+from ...train import fit_classifier
 from .common import CHAPTER, SIZES
 
 
@@ -52,18 +52,16 @@ def digits_run(cfg: dict, ctx: RunContext) -> dict:
     xtr, ytr, xte, yte = x[:1400], y[:1400], x[1400:], y[1400:]
     torch.manual_seed(ctx.seed)
     model = DigitsRNN(cfg["model"], cfg["width"], cfg["rho"], ctx.seed)
-    hist = fit(
+    acc, hist = fit_classifier(
         model,
-        (batches := EpochBatches(len(ytr), 100, ctx.seed)).over(xtr, ytr),
-        classification_loss,
-        steps=cfg["epochs"] * batches.per_epoch,
+        (xtr, ytr),
+        (xte, yte),
+        epochs=cfg["epochs"],
+        batch_size=100,
         lr=cfg["lr"],
-        eval_fn=lambda m: {"accuracy": accuracy(m, xte, yte)},
-        eval_every=batches.per_epoch,
-        progress=False,
+        seed=ctx.seed,
+        chance=0.1,  # a diverged run scores chance (ten classes) from then on
     )
-    acc = [e["accuracy"] for e in hist.evals]
-    acc += [0.1] * (cfg["epochs"] - len(acc))  # a diverged run scores chance (ten classes) from then on
     return {"accuracy": np.array(acc), "diverged": hist.diverged}
 
 
