@@ -274,6 +274,20 @@ class Store:
             yield path.relative_to(self.root).as_posix()[: -len(".json")]
 
 
+def _empty_row(chapter: str, figure: str) -> dict:
+    return {
+        "chapter": chapter,
+        "figure": figure,
+        "runs": 0,
+        "profiles": set(),
+        "devices": set(),
+        "commits": set(),
+        "dates": [],
+        "wall_time_s": 0.0,
+        "failed": 0,
+    }
+
+
 def status(root: str | os.PathLike | None = None) -> list[dict]:
     """One row per (chapter, figure) of committed results: runs, profiles, hardware, dates and commits."""
     root = Path(root) if root is not None else results_root()
@@ -285,20 +299,7 @@ def status(root: str | os.PathLike | None = None) -> list[dict]:
         for key in store.keys():
             figure = key.split("/")[0]
             prov = json.loads(store.json_path(key).read_text()).get("provenance", {})
-            row = rows.setdefault(
-                (chapter_dir.name, figure),
-                {
-                    "chapter": chapter_dir.name,
-                    "figure": figure,
-                    "runs": 0,
-                    "profiles": set(),
-                    "devices": set(),
-                    "commits": set(),
-                    "dates": [],
-                    "wall_time_s": 0.0,
-                    "failed": 0,
-                },
-            )
+            row = rows.setdefault((chapter_dir.name, figure), _empty_row(chapter_dir.name, figure))
             row["runs"] += 1
             row["profiles"].add(prov.get("profile", "?"))
             row["devices"].add(prov.get("device_name", "?"))
@@ -307,20 +308,7 @@ def status(root: str | os.PathLike | None = None) -> list[dict]:
             row["wall_time_s"] += float(prov.get("wall_time_s", 0.0))
         for failed in chapter_dir.rglob("*.failed.json"):
             figure = failed.relative_to(chapter_dir).parts[0]
-            row = rows.setdefault(
-                (chapter_dir.name, figure),
-                {
-                    "chapter": chapter_dir.name,
-                    "figure": figure,
-                    "runs": 0,
-                    "profiles": set(),
-                    "devices": set(),
-                    "commits": set(),
-                    "dates": [],
-                    "wall_time_s": 0.0,
-                    "failed": 0,
-                },
-            )
+            row = rows.setdefault((chapter_dir.name, figure), _empty_row(chapter_dir.name, figure))
             row["failed"] += 1
     out = []
     for row in rows.values():

@@ -194,7 +194,7 @@ def short_device(name: str) -> str:
     """A device name short enough for a table cell: ``NVIDIA H100 80GB HBM3`` -> ``H100``,
     ``Intel(R) Xeon(R) Processor (16 cores)`` -> ``Xeon, 16 cores``."""
     name = name.strip()
-    cores = re.search(r"\((\d+) cores?\)", name)
+    cores = re.search(r"\((\d+) cores?\)", name, flags=re.I)
     text = re.sub(r"\((R|TM|C)\)|\(\d+ cores?\)|@.*$", "", name, flags=re.I)
     text = re.sub(_VENDOR_WORDS, "", text)
     text = re.sub(r"\s+", " ", text).strip(" ,-") or name
