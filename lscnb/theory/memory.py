@@ -341,7 +341,8 @@ def adam_angle(
     steps = checks.positive_int(steps, "steps")
     checks.one_of(angle, ANGLE_PARAMS, "angle")
     nu0, th0 = abs(lam0), float(np.angle(lam0)) % (2 * math.pi)
-    w = np.array([math.atanh(nu0), {"polar": th0, "exp": math.log(th0), "opt": th0 / angle_scale(nu0)}[angle]])
+    w1 = th0 if angle == "polar" else math.log(th0) if angle == "exp" else th0 / angle_scale(nu0)
+    w = np.array([math.atanh(nu0), w1])
     m, v = np.zeros(2), np.zeros(2)
     traj, losses = [], []
     for t in range(1, steps + 1):
