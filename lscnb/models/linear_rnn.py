@@ -112,6 +112,15 @@ class _ComplexDiagonal(nn.Module):
     """What every complex diagonal student shares: ``y_t = Re(sum_i C_i h_t,i) + D x_t`` with
     ``h_t = lam * h_{t-1} + u * x_t``; subclasses give ``eigenvalues()`` (lam) and ``_input()`` (u)."""
 
+    def _draw_input_output(self, n: int, g: torch.Generator, dtype) -> None:
+        """``B ~ CN(0, 2/n)`` (real and imaginary parts N(0, 1/n)), ``C ~ CN(0, 2)``, ``D ~ N(0, 1)``, drawn in
+        float64 from ``g`` after the eigenvalues (the authors' LRU initialisation)."""
+        self.B_re = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
+        self.B_im = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
+        self.C_re = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
+        self.C_im = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
+        self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
+
     def kernel(self, T: int) -> torch.Tensor:
         """``K_k = Re(sum_i C_i lam_i^k u_i)`` for k < T."""
         k = torch.arange(checks.positive_int(T, "T"), dtype=self.D.dtype, device=self.D.device)
@@ -175,11 +184,7 @@ class DiagonalLRU(_ComplexDiagonal):
         gamma0 = torch.sqrt(1 - nu**2)
         self.w_gamma = nn.Parameter(torch.log(gamma0).to(dtype)) if gamma and param == "exp" else None
         self.gamma = nn.Parameter(gamma0.to(dtype)) if gamma and param == "default" else None
-        self.B_re = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
-        self.B_im = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
-        self.C_re = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
-        self.C_im = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
-        self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
+        self._draw_input_output(n, g, dtype)
 
     @classmethod
     def from_system(cls, lam, b, c, D, dtype=torch.float64, *, param: str = "default") -> DiagonalLRU:
@@ -242,11 +247,7 @@ class DiagonalS4(_ComplexDiagonal):
         self.w_A_re = nn.Parameter((torch.log(nu) / delta).to(dtype))
         self.w_A_im = nn.Parameter((theta / delta).to(dtype))
         self.w_delta = nn.Parameter(torch.full((n,), _softplus_inverse(delta), dtype=dtype))
-        self.B_re = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
-        self.B_im = nn.Parameter((torch.randn(n, generator=g, dtype=torch.float64) / math.sqrt(n)).to(dtype))
-        self.C_re = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
-        self.C_im = nn.Parameter(torch.randn(n, generator=g, dtype=torch.float64).to(dtype))
-        self.D = nn.Parameter(torch.randn((), generator=g, dtype=torch.float64).to(dtype))
+        self._draw_input_output(n, g, dtype)
 
     @classmethod
     def from_system(cls, lam, b, c, D, *, delta: float = 0.01, dtype=torch.float64) -> DiagonalS4:
