@@ -165,3 +165,49 @@ def test_a_list_of_optimisers_must_hold_optimisers():
         fit(_net(), lambda k: _data(8), classification_loss, steps=1, optimizer=[], progress=False)
     with pytest.raises(TypeError, match="optimizer"):
         fit(_net(), lambda k: _data(8), classification_loss, steps=1, optimizer=["adam"], progress=False)
+
+
+def test_fit_classifier_is_the_plain_epoch_loop():
+    """fit_classifier = Adam over shuffled epochs seeded with ``seed``, the test accuracy after every epoch."""
+    x, y = _data()
+    xt, yt = _data(30, seed=1)
+    net = _net()
+    plain = copy.deepcopy(net)
+    opt = torch.optim.Adam(plain.parameters(), lr=0.05)
+    g, losses, acc = torch.Generator().manual_seed(7), [], []
+    for _ in range(3):
+        order = torch.randperm(len(y), generator=g)
+        for i in range(0, len(y), 16):
+            idx = order[i : i + 16]
+            loss = torch.nn.functional.cross_entropy(plain(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+        with torch.no_grad():
+            acc.append(float((plain(xt).argmax(-1) == yt).float().mean()))
+    from lscnb.train import fit_classifier
+
+    curve, hist = fit_classifier(net, (x, y), (xt, yt), epochs=3, batch_size=16, lr=0.05, seed=7, chance=0.1)
+    assert curve == acc and hist.loss == pytest.approx(losses, rel=1e-12)
+    assert [e["step"] for e in hist.evals] == [4, 8, 12] and not hist.diverged
+
+
+def test_fit_classifier_pads_a_diverged_run_with_chance():
+    from lscnb.train import fit_classifier
+
+    x, y = _data()
+    net = _net()
+    with torch.no_grad():
+        net[2].weight.fill_(float("inf"))  # the first loss is not finite: the run diverges at once
+    curve, hist = fit_classifier(net, (x, y), (x, y), epochs=3, batch_size=16, lr=0.05, seed=0, chance=0.25)
+    assert hist.diverged and curve == [0.25, 0.25, 0.25]
+
+
+def test_checkpoint_goes_into_new_nested_folders(tmp_path):
+    """A checkpoint path whose folders do not exist yet: they are made, and only the checkpoint is left there."""
+    from lscnb.train import _save
+
+    path = tmp_path / "a" / "b" / "run.ckpt"
+    _save(path, {"step": 3})
+    assert torch.load(path) == {"step": 3} and sorted(p.name for p in path.parent.iterdir()) == ["run.ckpt"]
