@@ -154,3 +154,17 @@ def test_gradient_norms_start_from_the_given_state():
     assert got[0].tolist() == pytest.approx([hs[t].grad.norm().item() for t in range(3)], rel=1e-12)
     with pytest.raises(ValueError, match=r"loss must return a scalar, got shape \(1, 3\)"):
         J.gradient_norms_through_time(cell, x, lambda s: s[:, -1])
+
+
+def test_product_order_is_m_t_down_to_m_1():
+    """With k = 1 the sum of log |R_11| is exactly log ||M_T ... M_2 M_1 e_1||: a reversed product differs."""
+    g = torch.Generator().manual_seed(3)
+    m = torch.randn(6, 4, 4, generator=g, dtype=torch.float64)
+    product = torch.eye(4, dtype=torch.float64)
+    for t in range(6):
+        product = m[t] @ product
+    e1 = torch.eye(4, dtype=torch.float64)[:, 0]
+    exact = torch.log(torch.linalg.vector_norm(product @ e1)).item()
+    assert J.product_log_singular_values(m, k=1).item() == pytest.approx(exact, rel=1e-12)
+    reversed_product = torch.linalg.multi_dot(list(m))  # M_1 M_2 ... M_T
+    assert abs(torch.log(torch.linalg.vector_norm(reversed_product @ e1)).item() - exact) > 0.1
