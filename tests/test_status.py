@@ -509,3 +509,48 @@ def test_bar_by_value():
 )
 def test_short_device_edge_cases(name, short):
     assert status.short_device(name) == short
+
+
+def test_rows_attach_the_plans_estimate_to_owed_rows_only(stores, monkeypatch):
+    import json
+
+    from lscnb.results import Result, Store
+
+    store = Store(stores / "results" / "fab")
+    for run in _Chapter.FIGURES["done"]("full") + _Chapter.FIGURES["half"]("full")[:1]:
+        store.save(Result(run.key, dict(run.config), {"value": float(run.config["i"])}, {}, {"date": "2026-01-02"}))
+    plan = {
+        "figures": [{"chapter": "fab", "figure": f, "est_s": 120.0, "bound": "~"} for f in ("done", "half", "owed")]
+    }
+    (stores / "results" / "plan-cpu.json").write_text(json.dumps(plan))
+    (stores / "results" / "plan-gpu.json").write_text(json.dumps({**plan, "device_name": "G"}))
+    monkeypatch.setattr(status, "chapter_module", lambda name: _Chapter)
+    table = {r["source"]: r for r in status.rows(["fab"])}
+    assert table["Fig. 2"]["estimate"] == "full runs est. ~2 min on cpu, plan of ?"  # partial
+    assert table["Fig. 3"]["estimate"] == "full runs est. ~2 min on cpu, plan of ?"  # quick only
+    assert "estimate" not in table["Fig. 1"] and "estimate" not in table["Tab. 1"]  # paper scale, not reproduced
+    assert all(r["chapter"] == "fab" for r in table.values())
+    assert status.rows(["fab"], plan="gpu")[2]["estimate"] == "full runs est. ~2 min on G, plan of ?"
+    assert all("estimate" not in r for r in status.rows(["fab"], plan=None))
+
+
+def test_estimates_edges(tmp_path):
+    import json
+
+    from lscnb.status import estimates
+
+    (tmp_path / "plan-cpu.json").write_text("{}")
+    assert estimates(root=tmp_path) == {}
+    doc = {
+        "date": "2026-11-25T10:00",
+        "figures": [
+            {"chapter": "a", "figure": "hour", "est_s": 3600.0, "bound": "~"},
+            {"chapter": "a", "figure": "long", "est_s": 3700.0, "bound": "~"},
+        ],
+    }
+    (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
+    got = estimates(root=tmp_path)
+    assert got[("a", "hour")] == "full runs est. ~1.0 h on cpu, plan of 2026-11-25"  # one hour: not yet GPU work
+    assert got[("a", "long")] == "full runs est. ~1.0 h on cpu, plan of 2026-11-25 (GPU work)"
+    (tmp_path / "plan-cuda.json").write_text(json.dumps(doc))
+    assert "(GPU work)" not in estimates("cuda", root=tmp_path)[("a", "long")]
