@@ -184,3 +184,29 @@ def test_provenance_by_value(no_env):
     assert prov["seeds"] == [3, 4] and prov["wall_time_s"] == 1.235 and prov["git_commit"] == "feedbeef"
     assert results.provenance(config.resolve("quick"), seeds=7, wall_time_s=0, scale="full")["seeds"] == [7]
     assert results.provenance(config.resolve("quick"), seeds=7, wall_time_s=0, scale="full")["scale"] == "full"
+
+
+def test_an_interrupted_write_leaves_nothing_behind(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+
+    def half_written(fh, **arrays):
+        fh.write(b"PK partial")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(results.np, "savez_compressed", half_written)
+    with pytest.raises(RuntimeError, match="disk full"):
+        store.save(Result("f/r", {}, {}, {"x": np.zeros(2)}))
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []  # no temporary file, no result
+
+
+def test_failure_records_store_tuples_and_paths(tmp_path):
+    store = Store(tmp_path)
+    store.save_failure("f/bad", {"sizes": (1, 2), "where": Path("a/b")}, "boom")
+    assert json.loads(store.failure_path("f/bad").read_text())["config"] == {"sizes": [1, 2], "where": "a/b"}
+
+
+def test_status_reads_a_result_without_provenance(tmp_path):
+    (tmp_path / "ch" / "fig").mkdir(parents=True)
+    (tmp_path / "ch" / "fig" / "x.json").write_text('{"key": "fig/x", "config": {}}')
+    (row,) = results.status(tmp_path)
+    assert row["profiles"] == ["?"] and row["runs"] == 1 and row["first"] == "?"
