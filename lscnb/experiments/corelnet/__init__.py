@@ -415,7 +415,7 @@ FIGURES = declare(
                 what="comparison and transitive comparison of sizes",
                 data="ESBN object images at 3 sizes",
                 note="CoRelNet, asymmetric CoRelNet, CoRelNet diff (+ ESBN and "
-                "asymmetric ESBN in full, owed: needs a GPU); CoRelNet_mix not run here",
+                "asymmetric ESBN in full); CoRelNet_mix not run here",
             )
         ],
         subset="3 of 10 seeds, m = 95 held-out shapes (the thesis does not give m), no CoRelNet-mix",
