@@ -104,3 +104,16 @@ def test_adam_angle_defaults():
     ]
     short = M.adam_angle("polar", 0.5, 0.9, steps=30)  # a real start: angle 0, fine for the polar angle
     assert short["steps"].tolist() == [1, 10, 20, 30] and short["w"].shape == (4, 2)
+
+
+def test_monte_carlo_estimators_repeat_with_their_seed():
+    lam = 0.6 * cmath.exp(0.4j)
+    assert M.monte_carlo(lam, 0.3, chains=500, steps=10, seed=2) == M.monte_carlo(
+        lam, 0.3, chains=500, steps=10, seed=2
+    )
+    assert M.monte_carlo(lam, 0.3, chains=500, steps=10, seed=2) != M.monte_carlo(
+        lam, 0.3, chains=500, steps=10, seed=3
+    )
+    one = M.monte_carlo_reparametrised(0.8, 0.3, chains=500, steps=10, seed=2)
+    assert one == M.monte_carlo_reparametrised(0.8, 0.3, chains=500, steps=10, seed=2)
+    assert one != M.monte_carlo_reparametrised(0.8, 0.3, chains=500, steps=10, seed=3)
