@@ -133,3 +133,9 @@ def test_lstm_population_is_algorithm_1():
     np.testing.assert_allclose(out["Q"], traj, rtol=1e-12)
     with pytest.raises(ValueError, match="theta must be an LSTM Theta, got arch 'gru'"):
         mf.population(uniform_theta("gru"), 2)
+
+
+def test_table_1_lstm_unrolling_corrected_and_printed():
+    for seed in (0, 1):
+        gaps = mf.lstm_unrolling_gaps(T=6, n=4, seed=seed)
+        assert gaps["corrected"] < 1e-12 and gaps["as printed"] > 0.01

@@ -117,3 +117,34 @@ def test_monte_carlo_estimators_repeat_with_their_seed():
     one = M.monte_carlo_reparametrised(0.8, 0.3, chains=500, steps=10, seed=2)
     assert one == M.monte_carlo_reparametrised(0.8, 0.3, chains=500, steps=10, seed=2)
     assert one != M.monte_carlo_reparametrised(0.8, 0.3, chains=500, steps=10, seed=3)
+
+
+def test_eq53_sensitivity_of_an_input_k_steps_back():
+    """A unit input k steps before the end leaves k lam^(k-1) in s_T (eq. 53 corrected; printed: (k-1) lam^(k-2))."""
+    lam, T = 0.9, 30
+    for k in range(1, 6):
+        x = np.zeros(T)
+        x[T - 1 - k] = 1.0
+        assert M.final_sensitivity(lam, x) == pytest.approx(k * lam ** (k - 1), rel=1e-12)
+    assert M.final_sensitivity(lam, np.ones(3)) == pytest.approx(1 + 2 * lam)  # inputs 1 and 2 steps back
+
+
+def test_eq57_sum_with_the_corrected_denominator_is_the_closed_form():
+    for lam, rho in ((0.99, 0.0), (0.99 * cmath.exp(0.25j * math.pi), 0.9), (0.9, 0.5)):
+        p = abs(lam) ** 2
+        corrected = M.eq57_sum(lam, rho, (1 - p) ** 3)
+        assert corrected == pytest.approx(float(M.sensitivity_variance(lam, rho)), rel=1e-6)
+    white = M.eq57_sum(0.99, 0.0, (1 - 0.99**2) ** 3)
+    printed = M.eq57_sum(0.99, 0.0, (1 - 0.99) ** 3)
+    assert printed / white == pytest.approx(1.99**3, rel=1e-3)  # (1 + |lam|)^3 too large (white input: one term)
+    assert M.eq57_sum(0.5, 0.0, 1.0, lags=1) == pytest.approx((1 + 0.25) * 1.0 + 0.0)  # rho = 0: only Delta = 0 counts
+
+
+def test_local_slope_of_the_sensitivity():
+    assert M.local_slope(1e-5, 0.0) == pytest.approx(3.0, abs=1e-3)  # E s^2 ~ (1 - lam)^-3, white inputs
+    assert M.local_slope(1e-5, 1.0) == pytest.approx(4.0, abs=0.05)
+    assert M.local_slope(1e-3, 0.99) == pytest.approx(3.0, abs=0.05)  # memory 1000 steps > the inputs' 100
+    assert M.local_slope(1e-1, 0.99) > 3.8  # memory 10 steps < the inputs' 100: nearly the rho = 1 slope
+    lams = 1 - 0.1 * np.array([1.2, 1 / 1.2])
+    s = M.sensitivity_variance(lams, 0.0)
+    assert M.local_slope(0.1, 0.0, factor=1.2) == pytest.approx(float(np.log(s[1] / s[0]) / np.log(1.44)))

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import expit
 
 from .. import checks
-from ..models.unified import Theta
+from ..models.unified import Theta, update
 from .gaussian import hermite_nodes
 
 ORDER = 48
@@ -309,3 +309,28 @@ def population(
         Qh = float(np.mean(h**2))
         traj.append(Qh)
     return {"c": c, "h": h, "Q": np.array(traj)}
+
+
+# ----------------------------------------------------------------------------------------------- Table 1 erratum
+def lstm_unrolling_gaps(T: int = 12, n: int = 8, seed: int = 0) -> dict:
+    """Table 1's unrolled LSTM cell state ``c^T = prod_l sig(u_f^l) c^0 + sum_j prod_{l > j} sig(u_f^l) sig(u_i^j)
+    tanh(u_r^j)``, and the printed form (no factor on ``c^0``, the product from ``l = j``), against ``T`` steps of the
+    cell (:func:`lscnb.models.unified.update`) on random pre-activations: the largest difference of each."""
+    import torch
+
+    T, n = checks.positive_int(T, "T"), checks.positive_int(n, "n")
+    gen = torch.Generator().manual_seed(seed)
+    u = {k: torch.randn(T + 1, n, generator=gen, dtype=torch.float64) for k in "ifro"}  # u[k][t] for t = 1..T
+    s = torch.randn(2 * n, generator=gen, dtype=torch.float64)  # (h^0, c^0)
+    c0, f = s[n:], torch.sigmoid(u["f"])
+    for t in range(1, T + 1):
+        s = update("lstm", s, lambda k, x, t=t: u[k][t])
+
+    def unrolled(first, after):
+        terms = (f[j + after :].prod(0) * torch.sigmoid(u["i"][j]) * torch.tanh(u["r"][j]) for j in range(1, T + 1))
+        return first * c0 + sum(terms)
+
+    return {
+        "corrected": float((unrolled(f[1:].prod(0), 1) - s[n:]).abs().max()),
+        "as printed": float((unrolled(1.0, 0) - s[n:]).abs().max()),
+    }

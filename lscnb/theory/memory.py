@@ -54,6 +54,37 @@ def sensitivity_variance(lam, rho=0.0):
     return _real_if_possible(num / ((1 - p) ** 3 * np.abs(1 - rho * lam) ** 4))
 
 
+def final_sensitivity(lam: float, x) -> float:
+    """``s_T`` after ``s_{t+1} = lam s_t + h_t``, ``h_{t+1} = lam h_t + x_{t+1}`` from zero over the inputs ``x``: the
+    sensitivity ``dh_T/dlam`` they leave. A unit input ``k`` steps before the end leaves ``k lam^(k-1)``, the weight of
+    ``x_{-n}`` with ``n = k`` (eq. 53 as corrected; the paper prints ``(k-1) lam^(k-2)``)."""
+    h = s = 0.0
+    for xt in np.asarray(x, dtype=float):
+        s, h = lam * s + h, lam * h + xt
+    return float(s)
+
+
+def eq57_sum(lam, rho: float, first_denominator: float, lags: int = 20_000) -> float:
+    """Eq. 57 summed over the lags ``Delta = 1..lags`` for the autocorrelation ``R(Delta) = rho^Delta``, with its first
+    denominator given: ``(1 - |lam|^2)^3`` gives :func:`sensitivity_variance`; ``(1 - |lam|)^3``, as printed, is
+    ``(1 + |lam|)^3`` (~8 near ``|lam| = 1``) times too large in its first term."""
+    lags = checks.positive_int(lags, "lags")
+    d = np.arange(1, lags + 1)
+    lam_d = lam**d + np.conj(lam) ** d
+    p = abs(lam) ** 2
+    first = (1 + p) / first_denominator * (1 + np.sum(lam_d * rho**d))
+    return float((first + np.sum(d * lam_d * rho**d) / (1 - p) ** 2).real)
+
+
+def local_slope(gap: float, rho: float, factor: float = 1.1) -> float:
+    """The log-log slope of ``E s^2`` (:func:`sensitivity_variance`) against the memory ``1 / (1 - lam)`` at ``1 - lam =
+    gap``, from the values at ``gap * factor`` and ``gap / factor``: 3 for white inputs near ``lam = 1``, 4 for
+    ``rho = 1`` (and for ``rho < 1`` until the memory passes the inputs' own correlation time)."""
+    lams = 1 - gap * np.array([factor, 1 / factor])
+    s = sensitivity_variance(lams, rho)
+    return float(np.log(s[1] / s[0]) / np.log(factor**2))
+
+
 def sensitivity_variance_printed(lam, rho=0.0):
     """Eq. 59 exactly as printed in the paper (wrong for 0 < rho < 1; kept to show the erratum)."""
     lam, rho = _check(lam, rho)
