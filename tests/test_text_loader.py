@@ -182,3 +182,43 @@ def test_markov_entropy_rate_of_a_known_chain(monkeypatch):
 def test_bits_per_token():
     assert text.bits_per_token(math.log(2)) == pytest.approx(1.0) and text.bits_per_token(0.0) == 0.0
     assert text.bits_per_token(math.log(8)) == pytest.approx(3.0)
+
+
+def test_char_vocabulary_sorts_eos_among_the_characters():
+    """The vocabulary is sorted by token: ``<eos>`` sits between the digits and the letters, not first as the newline
+    byte would; ids are long integers."""
+    ids, vocab = text._char_ids(["a 1 # b\n", "1\n", "a"])
+    assert vocab == ["#", "1", "<eos>", "a", "b"]
+    assert ids[0].tolist() == [3, 1, 0, 4, 2] and all(i.dtype == torch.long for i in ids)
+
+
+def test_markov_entropy_rate_whichever_order_eig_returns(monkeypatch):
+    """P = [[0.5, 0.5], [0.1, 0.9]] (numpy returns its eigenvalue 1 second): pi = (1/6, 5/6)."""
+    P = [[0.5, 0.5], [0.1, 0.9]]
+    make = np.random.default_rng
+
+    class Rng:
+        def __init__(self, seed):
+            self.inner = make(seed)
+
+        def dirichlet(self, alpha, size):
+            return np.array(P)
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(text.np.random, "default_rng", Rng)
+    c = text.markov_corpus(2, lengths=(20_000, 2, 2))
+    assert c.entropy_rate_bits == pytest.approx(1 / 6 * 1.0 + 5 / 6 * -(0.1 * math.log2(0.1) + 0.9 * math.log2(0.9)))
+
+
+def test_markov_stand_in_defaults():
+    """The stand-in's defaults: 50 symbols, Dirichlet(0.3) rows (peaked: well below log2(50) bits), seed 0."""
+    a = text.markov_corpus(lengths=(30, 2, 2))
+    assert a.vocab_size == 50 and torch.equal(a.train, text.markov_corpus(lengths=(30, 2, 2), seed=0).train)
+    assert a.entropy_rate_bits == text.markov_corpus(lengths=(30, 2, 2), concentration=0.3).entropy_rate_bits
+    assert (
+        a.entropy_rate_bits
+        < text.markov_corpus(lengths=(30, 2, 2), concentration=1.3).entropy_rate_bits
+        < math.log2(50)
+    )
