@@ -138,3 +138,37 @@ def test_alif_initial_laws_and_seeds():
         same[0].initial_state(2).shape == (2, 8)
         and same[0].initial_state(1, dtype=torch.float64).dtype == torch.float64
     )
+
+
+@pytest.mark.parametrize("activation, phi", [("tanh", torch.tanh), ("relu", torch.relu), ("linear", lambda z: z)])
+def test_orthogonal_cell_activations_and_inits(activation, phi):
+    torch.manual_seed(0)
+    cell = O.OrthogonalRNNCell(3, 4, activation=activation, init="cayley", input_init="xavier")
+    W = cell.recurrent.weight.detach()
+    base = cell.recurrent.parametrizations.weight.original.detach()
+    assert -1.0 <= base[0, 1] <= 0 and -1.0 <= base[2, 3] <= 0 and torch.count_nonzero(base) <= 2  # cayley's -tan(t/2)
+    torch.testing.assert_close(W, torch.matrix_exp(O.skew(base)))
+    h, x = torch.randn(2, 4), torch.randn(2, 3)
+    expected = phi(h @ W.T + x @ cell.input.weight.T + cell.input.bias)
+    torch.testing.assert_close(cell(h, x), expected)
+    assert cell.recurrent.parametrizations.weight.original.shape == (4, 4)
+    assert cell.initial_state(2, dtype=torch.float64).dtype == torch.float64 and cell.initial_state(3).shape == (3, 4)
+    assert cell.initial_state(1, device="meta").device.type == "meta"
+
+
+def test_orthogonal_cell_default_init_and_input_scale():
+    torch.manual_seed(1)
+    cell = O.OrthogonalRNNCell(300, 6)  # henaff skew init under the exp map, kaiming (relu) inputs
+    base = cell.recurrent.parametrizations.weight.original.detach()
+    s = base[torch.arange(3) * 2, torch.arange(3) * 2 + 1]
+    assert torch.all(s <= 0) and torch.all(s >= -math.pi) and torch.count_nonzero(base) == 3
+    assert cell.input.weight.std().item() == pytest.approx(math.sqrt(2 / 300), rel=0.15)
+    assert isinstance(cell.phi, O.ModReLU)
+    plain = O.OrthogonalRNNCell(3, 4, input_bias=False)
+    assert plain.input.bias is None and plain.recurrent.bias is None
+
+
+def test_modrelu_bias_init_range():
+    torch.manual_seed(2)
+    m = O.ModReLU(5000)
+    assert m.bias.min() >= -0.01 and m.bias.max() <= 0.01 and m.bias.min() < -0.009
