@@ -214,3 +214,12 @@ def test_bad_arguments_are_one_line_and_status_2(name, capsys):
     lines = capsys.readouterr().err.splitlines()
     assert exit_.value.code == 2 and len(lines) == 1 and lines[0].startswith("python -m lscnb: error: ")
     assert piece in lines[0], lines[0]
+
+
+def test_other_data_in_the_calibration_makes_a_lower_bound():
+    """A smoke switch of the data (8x8 digits for MNIST) changes what a step costs: the estimate is only a bound."""
+    run = Run("planfake", "a", "x", fake_run, {"steps": 100, "width": 4, "source": "mnist", "seed": 0})
+    out = plan.measure(run, {"steps": 2, "source": "digits"}, "cpu", 3.0, lambda run, cfg, d, s: 0.01 * cfg["steps"])
+    assert out["bound"] == ">=" and "other data" in out["how"] and math.isclose(out["est_s"], 1.0)
+    same = plan.measure(run, {"steps": 2, "source": "mnist"}, "cpu", 3.0, lambda run, cfg, d, s: 0.01 * cfg["steps"])
+    assert same["bound"] in ("~", "=")
