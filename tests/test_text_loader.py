@@ -156,9 +156,8 @@ def test_markov_corpus_by_value():
     assert one.train.tolist() == [0] * 5 and one.entropy_rate_bits == 0.0
 
 
-def test_markov_entropy_rate_of_a_known_chain(monkeypatch):
-    """With the transition rows fixed by hand (a two-state chain), the rate is pi . H(rows), computed here."""
-    P = [[0.9, 0.1], [0.5, 0.5]]
+def _fixed_rows(monkeypatch, P):
+    """markov_corpus draws its transition rows ``P`` (fixed here); every other draw is numpy's own."""
     make = np.random.default_rng
 
     class Rng:
@@ -172,6 +171,12 @@ def test_markov_entropy_rate_of_a_known_chain(monkeypatch):
             return getattr(self.inner, name)
 
     monkeypatch.setattr(text.np.random, "default_rng", Rng)
+
+
+def test_markov_entropy_rate_of_a_known_chain(monkeypatch):
+    """With the transition rows fixed by hand (a two-state chain), the rate is pi . H(rows), computed here."""
+    P = [[0.9, 0.1], [0.5, 0.5]]
+    _fixed_rows(monkeypatch, P)
     c = text.markov_corpus(2, lengths=(20_000, 2, 2))
     pi = [5 / 6, 1 / 6]  # stationary: pi_1 = 0.1 pi_0 / 0.5
     h = [-(0.9 * math.log2(0.9) + 0.1 * math.log2(0.1)), 1.0]
@@ -195,19 +200,7 @@ def test_char_vocabulary_sorts_eos_among_the_characters():
 def test_markov_entropy_rate_whichever_order_eig_returns(monkeypatch):
     """P = [[0.5, 0.5], [0.1, 0.9]] (numpy returns its eigenvalue 1 second): pi = (1/6, 5/6)."""
     P = [[0.5, 0.5], [0.1, 0.9]]
-    make = np.random.default_rng
-
-    class Rng:
-        def __init__(self, seed):
-            self.inner = make(seed)
-
-        def dirichlet(self, alpha, size):
-            return np.array(P)
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
-
-    monkeypatch.setattr(text.np.random, "default_rng", Rng)
+    _fixed_rows(monkeypatch, P)
     c = text.markov_corpus(2, lengths=(20_000, 2, 2))
     assert c.entropy_rate_bits == pytest.approx(1 / 6 * 1.0 + 5 / 6 * -(0.1 * math.log2(0.1) + 0.9 * math.log2(0.9)))
 

@@ -21,6 +21,26 @@ def _net(seed=0):
     return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)).double()
 
 
+def _plain_epochs(net, x, y, xt, yt, *, seed, epochs=3, batch=16, lr=0.05):
+    """The classic loop on a copy of ``net``: each epoch permute with one generator, Adam through the batches, then
+    the test accuracy. Returns the losses, the accuracies and the trained copy."""
+    plain = copy.deepcopy(net)
+    opt = torch.optim.Adam(plain.parameters(), lr=lr)
+    g, losses, acc = torch.Generator().manual_seed(seed), [], []
+    for _ in range(epochs):
+        order = torch.randperm(len(y), generator=g)
+        for i in range(0, len(y), batch):
+            idx = order[i : i + batch]
+            loss = torch.nn.functional.cross_entropy(plain(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+        with torch.no_grad():
+            acc.append(float((plain(xt).argmax(-1) == yt).float().mean()))
+    return losses, acc, plain
+
+
 @pytest.mark.parametrize("n, batch, drop_last", [(50, 8, False), (50, 8, True), (48, 8, False), (7, 7, True)])
 def test_epoch_batches_are_those_of_a_loop_that_permutes_every_epoch(n, batch, drop_last):
     batches = EpochBatches(n, batch, seed=5, drop_last=drop_last)
@@ -56,20 +76,7 @@ def test_epochs_of_adam_with_evaluation_match_a_plain_loop():
     x, y = _data()
     xt, yt = _data(30, seed=1)
     net = _net()
-    plain = copy.deepcopy(net)
-    opt = torch.optim.Adam(plain.parameters(), lr=0.05)
-    g, losses, acc = torch.Generator().manual_seed(2), [], []
-    for _ in range(3):
-        order = torch.randperm(len(y), generator=g)
-        for i in range(0, len(y), 16):
-            idx = order[i : i + 16]
-            loss = torch.nn.functional.cross_entropy(plain(x[idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-        with torch.no_grad():
-            acc.append(float((plain(xt).argmax(-1) == yt).float().mean()))
+    losses, acc, plain = _plain_epochs(net, x, y, xt, yt, seed=2)
     batches = EpochBatches(len(y), 16, seed=2)
     hist = fit(
         net,
@@ -172,20 +179,7 @@ def test_fit_classifier_is_the_plain_epoch_loop():
     x, y = _data()
     xt, yt = _data(30, seed=1)
     net = _net()
-    plain = copy.deepcopy(net)
-    opt = torch.optim.Adam(plain.parameters(), lr=0.05)
-    g, losses, acc = torch.Generator().manual_seed(7), [], []
-    for _ in range(3):
-        order = torch.randperm(len(y), generator=g)
-        for i in range(0, len(y), 16):
-            idx = order[i : i + 16]
-            loss = torch.nn.functional.cross_entropy(plain(x[idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-        with torch.no_grad():
-            acc.append(float((plain(xt).argmax(-1) == yt).float().mean()))
+    losses, acc, _ = _plain_epochs(net, x, y, xt, yt, seed=7)
     from lscnb.train import fit_classifier
 
     curve, hist = fit_classifier(net, (x, y), (xt, yt), epochs=3, batch_size=16, lr=0.05, seed=7, chance=0.1)

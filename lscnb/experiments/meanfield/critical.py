@@ -308,26 +308,28 @@ def table2_run(cfg: dict, ctx: RunContext) -> dict:
     T = xtr.shape[1]
     thetas = {"standard": standard_theta("peephole", 1, cfg["width"]), "critical": critical_theta("peephole")}
     out = {"accuracy": {}, "diverged": {}, "final_loss": {}, "length": T}
+    base = ctx.checkpoint
+    ckpts = {k: base.with_name(f"{base.stem}.{k}.ckpt") if base is not None else None for k in thetas}
     for name, theta in thetas.items():
         torch.manual_seed(ctx.seed)
         model = GatedClassifier([theta], cfg["width"], 1, T, 10, untied=False, seed=ctx.seed).to(device)
         gen = torch.Generator(device=device).manual_seed(ctx.seed)
-        ckpt = ctx.checkpoint.with_name(f"{ctx.checkpoint.stem}.{name}.ckpt") if ctx.checkpoint is not None else None
         hist = fit(
             model,
             _sampler(xtr, ytr, cfg["batch"], gen),
             stacked_loss,
             steps=cfg["iters"],
             lr=cfg["lr"],
-            checkpoint=ckpt,
+            checkpoint=ckpts[name],
             progress=False,
             generators=(gen,),
         )
         out["accuracy"][name] = float(stacked_accuracy(model, xte, yte, 1000)[0])
         out["diverged"][name] = hist.diverged
         out["final_loss"][name] = float(hist.loss[-1]) if hist.loss else float("nan")
-    for name in thetas if ctx.checkpoint is not None else ():  # both finished: their checkpoints go
-        ctx.checkpoint.with_name(f"{ctx.checkpoint.stem}.{name}.ckpt").unlink(missing_ok=True)
+    for ckpt in ckpts.values():  # both finished: their checkpoints go
+        if ckpt is not None:
+            ckpt.unlink(missing_ok=True)
     return out
 
 
