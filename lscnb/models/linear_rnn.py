@@ -296,7 +296,7 @@ def conjugate_pair_system(seed: int = 0, *, nu: float = 0.99, spread: float = 0.
         "A": torch.tensor(A),
         "B": torch.tensor(B),
         "C": torch.tensor(C),
-        "D": torch.tensor(D),
+        "D": torch.tensor(D, dtype=torch.float64),
         "lam": torch.tensor(lam),
         "b": torch.tensor(np.linalg.solve(P, B)),
         "c": torch.tensor(C @ P),
@@ -315,7 +315,7 @@ class Teacher:
         self.A = torch.tensor(remap_eigenvalues(rng.standard_normal((n, n)) / math.sqrt(n), nu0, theta0))
         self.B = torch.tensor(rng.standard_normal(n))
         self.C = torch.tensor(rng.standard_normal(n) / math.sqrt(n))
-        self.D = torch.tensor(rng.standard_normal())
+        self.D = torch.tensor(rng.standard_normal(), dtype=torch.float64)
         self._kernels = {}
 
     def kernel(self, T: int) -> torch.Tensor:
