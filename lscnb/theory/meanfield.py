@@ -184,7 +184,7 @@ def chi(theta: Theta, R: float = 1.0, Sz: float = 1.0, *, at: State | None = Non
             + theta.s2("f") * e2(dsig, dsig, *gf) * (q + cross + T2)
             + theta.s2("r2") * D * e2(dtanh, dtanh, m2, v2, c2) * (Ers + theta.s2("r") * q * e2(dsig, dsig, *gr))
         )
-    raise ValueError(f"chi covers vanilla, gru and peephole; for the LSTM use population_chi(), got {theta.arch!r}")
+    raise ValueError(f"chi covers vanilla, gru and peephole; for the LSTM use population(), got {theta.arch!r}")
 
 
 def chi_numeric(theta: Theta, R: float = 1.0, Sz: float = 1.0, *, h: float = 1e-6) -> float:

@@ -370,12 +370,13 @@ def adam_angle(
     angle is a constant in the backward pass (a stop-gradient, as App. B.3.2). Returns the parameter trajectory and
     the loss every ``record_every`` steps."""
     steps = checks.positive_int(steps, "steps")
+    record_every = checks.positive_int(record_every, "record_every")
     checks.one_of(angle, ANGLE_PARAMS, "angle")
     nu0, th0 = abs(lam0), float(np.angle(lam0)) % (2 * math.pi)
     w1 = th0 if angle == "polar" else math.log(th0) if angle == "exp" else th0 / angle_scale(nu0)
     w = np.array([math.atanh(nu0), w1])
     m, v = np.zeros(2), np.zeros(2)
-    traj, losses = [], []
+    traj, losses, recorded = [], [], []
     for t in range(1, steps + 1):
         nu, theta = polar_from(w[0], w[1], angle)
         lam = nu * np.exp(1j * theta)
@@ -390,8 +391,5 @@ def adam_angle(
         if t % record_every == 0 or t == 1:
             traj.append(w.copy())
             losses.append(float(landscape_complex(lam, lam_star)))
-    return {
-        "w": np.array(traj),
-        "loss": np.array(losses),
-        "steps": np.array([1] + list(range(record_every, steps + 1, record_every))),
-    }
+            recorded.append(t)
+    return {"w": np.array(traj), "loss": np.array(losses), "steps": np.array(recorded)}

@@ -33,7 +33,9 @@ def propagation(
     w = 0.5 if combine == "mean" else 1.0
     d = 1.0  # dh_u / dh_t at the current step u
     total, count = 1.0, t  # uniform: sum of dh_i/dh_t over i <= u (states before t contribute 0), and u
-    recent = deque([1.0], maxlen=kappa)  # derivatives of the most recent states, the current one included
+    # derivatives of the most recent states, the current one included; the states before t (derivative 0) fill
+    # the window as they fill uniform's count
+    recent = deque([0.0] * (min(t, kappa) - 1) + [1.0], maxlen=kappa)
     out = []
     for _ in range(steps):
         if pattern == "none":

@@ -1,0 +1,157 @@
+"""lscnb.theory.meanfield pinned against answers it did not compute: the fixed-point iteration on maps written here,
+the GRU Jacobian's m1 by adaptive quadrature (scipy.integrate.quad), a perpetuity worked by hand, chi of a gate with
+no variance, the chaotic time scale from the map's slope, documented defaults and error messages (issue 27). Kept
+cheap: small, contracting maps only."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+
+from lscnb.models.unified import Theta, uniform_theta
+from lscnb.theory import meanfield as mf
+
+VAN = uniform_theta("vanilla", 0.5, 0.5, {"f": 0.3})
+
+
+def _E(g, mean, var):
+    """``E[g(u)]``, ``u ~ N(mean, var)``, by adaptive quadrature against the Gaussian density."""
+    s = math.sqrt(var)
+    return quad(lambda z: g(mean + s * z) * math.exp(-z * z / 2) / math.sqrt(2 * math.pi), -12, 12, epsabs=1e-13)[0]
+
+
+def _sig(x):
+    return 1 / (1 + math.exp(-x))
+
+
+def test_trajectory_default_sz_is_one():
+    """Sz = 1 by default (identical inputs to the two copies): the same states as Sz=1.0 given explicitly."""
+    start = mf.State(0.1, 0.8, 0.2)
+    assert mf.trajectory(VAN, 2, start) == mf.trajectory(VAN, 2, start, 1.0, 1.0)
+    assert mf.trajectory(VAN, 2, start)[1] != mf.trajectory(VAN, 2, start, 1.0, 2.0)[1]
+
+
+def test_fixed_point_of_the_identity_map_is_its_start(monkeypatch):
+    """Every state is fixed by the identity: the iteration returns its start (mu=0, Q=1, q=Sz) after one step."""
+    calls = []
+
+    def identity(theta, st, R, Sz):
+        calls.append(st)
+        return st
+
+    monkeypatch.setattr(mf, "step", identity)
+    assert mf.fixed_point(VAN) == mf.State(0.0, 1.0, 1.0) and len(calls) == 1
+    calls.clear()
+    start = mf.State(0.5, 2.0, 1.5)  # nonzero entries: each difference, not a sum, must be small
+    assert mf.fixed_point(VAN, start=start, max_steps=3) == start and len(calls) == 1
+
+
+def test_fixed_point_waits_for_the_mean_and_stops_at_max_steps(monkeypatch):
+    """A map halving mu only: it stops once mu moves less than tol; a map that never settles runs 200,000 steps."""
+    monkeypatch.setattr(mf, "step", lambda theta, st, R, Sz: mf.State(st.mu / 2, st.Q, st.q))
+    out = mf.fixed_point(VAN, start=mf.State(1.0, 1.0, 1.0), tol=1e-6)
+    assert 0 < out.mu < 2e-6
+    calls = []
+
+    def drifting(theta, st, R, Sz):
+        calls.append(1)
+        return mf.State(st.mu + 1.0, st.Q, st.q)
+
+    monkeypatch.setattr(mf, "step", drifting)
+    out = mf.fixed_point(VAN)
+    assert len(calls) == 200_000 and out.mu == 200_000.0
+
+
+def test_chi_default_sz_and_a_gru_without_gate_variance():
+    """chi's Sz defaults to 1; a GRU with zero variances has chi = sig(mu_f)^2 (r2 variance 0 handled)."""
+    at = mf.State(0.1, 0.8, 0.3)
+    assert mf.chi(VAN, at=at) == mf.chi(VAN, 1.0, 1.0, at=at)
+    assert mf.chi(VAN, at=at) != mf.chi(VAN, 1.0, 2.0, at=at)
+    flat = Theta("gru", {"f": 0.0, "r": 0.0, "r2": 0.0}, {"f": 0.0, "r": 0.0, "r2": 0.0}, {"f": 0.4, "r2": 0.2})
+    assert mf.chi(flat, at=at) == pytest.approx(_sig(0.4) ** 2, rel=1e-14)
+    with pytest.raises(
+        ValueError, match=r"^chi covers vanilla, gru and peephole; for the LSTM use population\(\), got 'lstm'$"
+    ):
+        mf.chi(uniform_theta("lstm"), at=at)
+
+
+def test_time_scale_in_the_chaotic_phase_away_from_unit_inputs():
+    """sigma2 = 4, R = 0.5, a bias: xi = -1/log of the C-map's slope at the stable C* < 1 (finite difference), and
+    exactly the documented recipe (restart at C = 0.5, then chi there)."""
+    theta, R = uniform_theta("vanilla", 4.0, 0.5, {"f": 0.3}), 0.5
+    st = mf.fixed_point(theta, R, 1.0)
+    assert mf.chi(theta, R, 1.0, at=st) > 1 and abs(st.mu) > 0.05
+    got = mf.time_scale(theta, R, 1.0)
+    start = mf.State(st.mu, st.Q, st.mu**2 + 0.5 * (st.Q - st.mu**2))
+    stable = mf.fixed_point(theta, R, 1.0, start=start)
+    assert got == -1.0 / math.log(mf.chi(theta, R, 1.0, at=stable))
+    q, h = stable.q, 1e-6
+    slope = (
+        mf.step(theta, mf.State(stable.mu, stable.Q, q + h), R, 1.0).q
+        - mf.step(theta, mf.State(stable.mu, stable.Q, q - h), R, 1.0).q
+    ) / (2 * h)
+    assert 0 < slope < 1 and got == pytest.approx(-1 / math.log(slope), rel=1e-3)
+
+
+def test_time_scale_in_the_ordered_phase_keeps_the_first_fixed_point():
+    """chi < 1 at C = 1 (Sz = 1): xi = -1/log chi at that fixed point, with no restart."""
+    st = mf.fixed_point(VAN, 1.3, 1.0)
+    c = mf.chi(VAN, 1.3, 1.0, at=st)
+    assert 0 < c < 1
+    assert mf.time_scale(VAN, 1.3, 1.0) == -1.0 / math.log(c)
+
+
+def test_perpetuity_moments_by_hand():
+    """Y = 1/2 and Z = 1 constant: c = c/2 + 1 is the constant 2, so E c^k = 2^k."""
+    EY = [0.5**j for j in range(5)]
+    EZ = [1.0] * 5
+    np.testing.assert_allclose(mf._perpetuity_moments(EY, EZ, 4), [1.0, 2.0, 4.0, 8.0, 16.0], rtol=1e-14)
+
+
+def test_jacobian_moments_sit_at_the_unit_correlation_fixed_point():
+    """Eqs. 16-18 are taken at the fixed point of identical inputs (Sz = 1), the same one fixed_point finds."""
+    theta = uniform_theta("peephole", 1.2, 0.7, {"f": 1.0})
+    assert mf.jacobian_moments(theta, 1.3)["Q"] == mf.fixed_point(theta, 1.3, 1.0).Q
+
+
+def test_gru_m1_by_adaptive_quadrature():
+    """m1 = E f^2 + s_r s_r2 Q E(1-f)^2 E dtanh(u_r2)^2 E dsig(u_r)^2 + s_r2 E(1-f)^2 E dtanh^2 E sig(u_r)^2
+    + s_f E dsig(u_f)^2 (Q - 2 mu E tanh u_r2 + E tanh^2 u_r2), u_r2 ~ N(m, s_r2 Q E sig(u_r)^2 + n_r2 R)."""
+    # small variances (< 0.6): the order-48 rule and quad then agree to ~1e-11
+    theta = Theta(
+        "gru", {"f": 0.4, "r": 0.7, "r2": 0.3}, {"f": 0.2, "r": 0.1, "r2": 0.2}, {"f": 0.5, "r": -0.3, "r2": 0.8}
+    )
+    R = 1.2
+    st = mf.fixed_point(theta, R, 1.0)
+    Q, mu = st.Q, st.mu
+    f = (0.5, 0.4 * Q + 0.2 * R)
+    r = (-0.3, 0.7 * Q + 0.1 * R)
+    Er2 = _E(lambda x: _sig(x) ** 2, *r)
+    r2 = (0.8, 0.3 * Q * Er2 + 0.2 * R)
+
+    def dsig(x):
+        return _sig(x) * (1 - _sig(x))
+
+    def dtanh(x):
+        return 1 - math.tanh(x) ** 2
+
+    omf2 = _E(lambda x: (1 - _sig(x)) ** 2, *f)
+    dt2 = _E(lambda x: dtanh(x) ** 2, *r2)
+    common = _E(lambda x: _sig(x) ** 2, *f) + 0.7 * 0.3 * Q * omf2 * dt2 * _E(lambda x: dsig(x) ** 2, *r)
+    common += 0.3 * omf2 * dt2 * Er2
+    fgate = 0.4 * _E(lambda x: dsig(x) ** 2, *f)
+    t1, t2 = _E(math.tanh, *r2), _E(lambda x: math.tanh(x) ** 2, *r2)
+    got = mf.jacobian_moments(theta, R)
+    assert got["m1"] == pytest.approx(common + fgate * (Q - 2 * mu * t1 + t2), rel=1e-9)
+    assert got["m1_paper"] == pytest.approx(common + fgate * (t2 + Q), rel=1e-9)
+
+
+def test_population_defaults():
+    """The signature's defaults (100,000 samples, R = 1, Q0 = 1, seed 0) pinned against the explicit call."""
+    theta = uniform_theta("lstm", 1.3, 0.9, {"f": 1.0})
+    got = mf.population(theta, 1)
+    want = mf.population(theta, 1, samples=100_000, R=1.0, Q0=1.0, seed=0)
+    assert got["c"].shape == (100_000,)
+    for key in ("c", "h", "Q"):
+        np.testing.assert_array_equal(got[key], want[key])
