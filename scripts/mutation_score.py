@@ -3,7 +3,8 @@
 Score = caught / (caught + survived + no tests), where caught = killed by a test, or a timeout or crash (a test run that
 hangs or dies fails CI just the same); mutants not checked yet and those listed as equivalent in tests/MUTANTS.md
 (one line each: `- mutant.name__mutmut_N: why`) are left out, and so are whole modules listed there as not checkable
-on this machine (`- module lscnb.name: why`).
+on this machine (`- module lscnb.name: why`) and mutants that only a GPU can show (`- gpu mutant.name__mutmut_N: the
+CUDA-only test that kills it`), counted apart until a GPU run checks them.
 """
 
 from __future__ import annotations
@@ -27,12 +28,16 @@ def equivalent() -> set[str]:
     return set(re.findall(r"^- `?([\w.ǁ]+__mutmut_\d+)`?:", _listed(), flags=re.MULTILINE))
 
 
+def gpu_only() -> set[str]:
+    return set(re.findall(r"^- gpu `?([\w.ǁ]+__mutmut_\d+)`?:", _listed(), flags=re.MULTILINE))
+
+
 def excluded_modules() -> set[str]:
     return set(re.findall(r"^- module `?([\w.]+)`?:", _listed(), flags=re.MULTILINE))
 
 
 def main(prefix: str = "") -> int:
-    skip, excluded = equivalent(), excluded_modules()
+    skip, gpu, excluded = equivalent(), gpu_only(), excluded_modules()
     by_module: dict[str, Counter] = defaultdict(Counter)
     for meta in sorted((ROOT / "mutants").rglob("*.py.meta")):
         module = str(meta.relative_to(ROOT / "mutants"))[: -len(".py.meta")].replace("/", ".")
@@ -42,6 +47,8 @@ def main(prefix: str = "") -> int:
             kind = (
                 "equivalent"
                 if name in skip
+                else "gpu"
+                if name in gpu and code not in KILLED
                 else "unchecked"
                 if code is None
                 else "killed"
@@ -53,20 +60,21 @@ def main(prefix: str = "") -> int:
         print("no mutmut records yet: run scripts/mutation.sh")
         return 1
     total = Counter()
-    print(f"{'module':<40}{'killed':>8}{'survived':>10}{'equiv.':>8}{'unchecked':>11}{'score':>8}")
+    print(f"{'module':<40}{'killed':>8}{'survived':>10}{'equiv.':>8}{'GPU':>5}{'unchecked':>11}{'score':>8}")
     for module, c in sorted(by_module.items()):
         total.update(c)
-        print(f"{module:<40}{c['killed']:>8}{c['survived']:>10}{c['equivalent']:>8}{c['unchecked']:>11}{_score(c):>8}")
-    print(
-        f"{'all':<40}{total['killed']:>8}{total['survived']:>10}{total['equivalent']:>8}{total['unchecked']:>11}"
-        f"{_score(total):>8}"
-    )
+        print(f"{module:<40}{_row(c)}")
+    print(f"{'all':<40}{_row(total)}")
     return 0
+
+
+def _row(c: Counter) -> str:
+    return f"{c['killed']:>8}{c['survived']:>10}{c['equivalent']:>8}{c['gpu']:>5}{c['unchecked']:>11}{_score(c):>8}"
 
 
 def _score(c: Counter) -> str:
     done = c["killed"] + c["survived"]
-    return f"{100 * c['killed'] / done:.0f}%" if done else "—"
+    return f"{100 * c['killed'] / done:.1f}%" if done else "—"
 
 
 if __name__ == "__main__":
