@@ -15,6 +15,7 @@ from lscnb.models import nonnormal as NN
 from lscnb.models import orthogonal as O
 from lscnb.models import rnn as R
 from lscnb.models import spiking as S
+from lscnb.models.drnn import DRNN
 from lscnb.models.stacked import stacked_forward
 
 F64 = torch.float64
@@ -87,6 +88,34 @@ def test_triton_scan_runs_along_time_by_default():
     a, b = torch.rand(2, 3, 4, generator=g, dtype=F64), torch.randn(2, 3, 4, generator=g, dtype=F64)
     got = scan.scan_triton(a.to(device), b.to(device)).cpu()
     torch.testing.assert_close(got, _loop(a, b), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("backend", ["auto", "sequential", "parallel", "triton"])
+def test_linear_scan_names_a_zero_dimensional_b_before_choosing_a_backend(monkeypatch, backend):
+    """A scalar b has no time axis: the full message with the shape passed, for every backend, even triton where
+    the package is missing (which would otherwise be the complaint)."""
+    monkeypatch.setitem(sys.modules, "triton", None)  # makes `import triton` raise ImportError
+    with pytest.raises(ValueError, match=r"^b must have at least 1 dimensions, got shape \(\)$"):
+        scan.linear_scan(0.5, torch.tensor(1.0), backend=backend)
+
+
+# --------------------------------------------------------------------------------------------- drnn
+def test_drnn_logits_are_the_readout_of_the_top_lstm_layers_h():
+    """Three LSTM layers of widths 3, 4, 5 run step by step by hand, each feeding h (the first half of [h, c]) up;
+    the logits are h_top W^T + b."""
+    torch.manual_seed(11)
+    model = DRNN("lstm", 2, [3, 4, 5], output_size=2)
+    x = torch.randn(2, 4, 2, generator=torch.Generator().manual_seed(12))
+    inp = x
+    with torch.no_grad():
+        for cell, width in zip(model.stack.cells, (3, 4, 5)):
+            state, hs = torch.zeros(2, 2 * width), []
+            for t in range(x.shape[1]):
+                state = cell(state, inp[:, t])
+                hs.append(state[:, :width])
+            inp = torch.stack(hs, 1)
+        expected = inp @ model.readout.weight.T + model.readout.bias
+        torch.testing.assert_close(model(x), expected)
 
 
 # --------------------------------------------------------------------------------------------- modrelu_rnn
@@ -208,6 +237,17 @@ def test_recurrent_matrix_draws_from_the_given_generator():
         torch.manual_seed(state)
         got = R.recurrent_matrix(4, 0.8, generator=torch.Generator().manual_seed(6))
         torch.testing.assert_close(got, torch.randn(4, 4, generator=torch.Generator().manual_seed(6)) * 0.4)
+
+
+def test_orthogonal_recurrent_matrix_is_the_qr_factor_with_positive_r_diagonal():
+    """W / scale is the unique orthogonal Q with Q^T g upper triangular and of positive diagonal, g the generator's
+    Gaussian draw (the sign fix scales Q's columns, not its rows)."""
+    g = torch.randn(5, 5, generator=torch.Generator().manual_seed(13), dtype=F64)
+    W = R.recurrent_matrix(5, 0.7, "orthogonal", generator=torch.Generator().manual_seed(13), dtype=F64)
+    torch.testing.assert_close(W.T @ W, 0.49 * torch.eye(5, dtype=F64))
+    r = W.T @ g / 0.7
+    torch.testing.assert_close(torch.tril(r, -1), torch.zeros(5, 5, dtype=F64))
+    assert bool((torch.diagonal(r) > 0).all())
 
 
 def test_rnn_cell_initial_weights_written_out():

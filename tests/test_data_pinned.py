@@ -463,6 +463,12 @@ def test_spike_patterns_rate_and_peak_zero_never_fire(monkeypatch):
     assert x.sum().item() == 0
 
 
+def test_mode_accuracy_of_no_steps_predicts_the_smallest_class():
+    """T = 0: every one of the K = 4 classes ties at zero votes, so each prediction is class 0 (ties to the
+    smallest): labels 0, 1, 0, 3 score 2 / 4."""
+    assert spikes.mode_accuracy(torch.zeros(4, 0, 4), torch.tensor([0, 1, 0, 3])) == 0.5
+
+
 # -------------------------------------------------------------------------------------------------------- synthetic
 def test_denoise_with_one_blank_puts_the_symbols_first():
     """blanks = 1: span = length, so the symbols fill the first length steps in order, then the marker."""
