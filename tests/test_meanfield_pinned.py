@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from scipy.integrate import quad
 
 from lscnb.models.unified import Theta, uniform_theta
@@ -155,3 +156,173 @@ def test_population_defaults():
     assert got["c"].shape == (100_000,)
     for key in ("c", "h", "Q"):
         np.testing.assert_array_equal(got[key], want[key])
+
+
+def _E2(g1, g2, mean, var, c):
+    """``E[g1(u_a) g2(u_b)]`` for a pair with common mean and variance and correlation ``c``, by nested adaptive
+    quadrature over ``u_a = mean + s z`` and ``u_b = mean + s (c z + sqrt(1 - c^2) w)``."""
+    s, r = math.sqrt(var), math.sqrt(1 - c * c)
+
+    def phi(z):
+        return math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+
+    def inner(z):
+        return quad(lambda w: g2(mean + s * (c * z + r * w)) * phi(w), -10, 10, epsabs=1e-12)[0]
+
+    return quad(lambda z: g1(mean + s * z) * phi(z) * inner(z), -10, 10, epsabs=1e-12)[0]
+
+
+def _law(theta, k, st, R, Sz):
+    """Eq. 4 written here: mean, variance and correlation of gate ``k``'s pre-activation."""
+    s2, n2 = theta.sigma2[k], theta.nu2[k]
+    var = s2 * st.Q + n2 * R
+    return theta.mu[k], var, (s2 * st.q + n2 * R * Sz) / var
+
+
+def _tanh2(x):
+    return math.tanh(x) ** 2
+
+
+def _sig2(x):
+    return _sig(x) ** 2
+
+
+def _omsig(x):
+    return 1 - _sig(x)
+
+
+def _omsig2(x):
+    return (1 - _sig(x)) ** 2
+
+
+def _sig_omsig(x):
+    return _sig(x) * (1 - _sig(x))
+
+
+STEP_THETAS = {
+    "vanilla": Theta("vanilla", {"f": 0.8}, {"f": 0.5}, {"f": 0.2}),
+    "peephole": Theta(
+        "peephole",
+        {"i": 0.6, "f": 0.9, "r": 0.7, "o": 0.3},
+        {"i": 0.4, "f": 0.2, "r": 0.5, "o": 0.1},
+        {"i": 0.3, "f": 1.0, "r": -0.2, "o": 0.1},
+    ),
+    "gru": Theta(
+        "gru", {"f": 0.4, "r": 0.7, "r2": 0.6}, {"f": 0.3, "r": 0.2, "r2": 0.5}, {"f": 0.5, "r": -0.3, "r2": 0.4}
+    ),
+}
+
+
+def _step_by_quadrature(arch, st, R, Sz):
+    """The mean-field map (Sec. 4.2, App. A.1) from the gate laws, every expectation by adaptive quadrature."""
+    theta, mu, Q, q = STEP_THETAS[arch], st.mu, st.Q, st.q
+    if arch == "vanilla":
+        m, v, c = _law(theta, "f", st, R, Sz)
+        return _E(math.tanh, m, v), _E(_tanh2, m, v), _E2(math.tanh, math.tanh, m, v, c)
+    if arch == "peephole":
+        f, i, r = (_law(theta, k, st, R, Sz) for k in "fir")
+        Ef, Ei, Er = _E(_sig, *f[:2]), _E(_sig, *i[:2]), _E(math.tanh, *r[:2])
+        drive = 2 * Ef * mu * Ei * Er  # E[f_a c_a i_b r_b] + E[i_a r_a f_b c_b], the gates independent of c
+        return (
+            Ef * mu + Ei * Er,
+            _E(_sig2, *f[:2]) * Q + drive + _E(_sig2, *i[:2]) * _E(_tanh2, *r[:2]),
+            _E2(_sig, _sig, *f) * q + drive + _E2(_sig, _sig, *i) * _E2(math.tanh, math.tanh, *r),
+        )
+    f, r = _law(theta, "f", st, R, Sz), _law(theta, "r", st, R, Sz)
+    # u_r2 reads sig(u_r) h: variance s_r2 Q E sig^2(u_r) + n_r2 R, cross-moment s_r2 q E[sig sig] + n_r2 R Sz
+    v2 = theta.sigma2["r2"] * _E(_sig2, *r[:2]) * Q + theta.nu2["r2"] * R
+    c2 = (theta.sigma2["r2"] * _E2(_sig, _sig, *r) * q + theta.nu2["r2"] * R * Sz) / v2
+    m2 = theta.mu["r2"]
+    t1, t2, T2 = _E(math.tanh, m2, v2), _E(_tanh2, m2, v2), _E2(math.tanh, math.tanh, m2, v2, c2)
+    Ef = _E(_sig, *f[:2])
+    return (
+        Ef * mu + (1 - Ef) * t1,
+        _E(_sig2, *f[:2]) * Q + 2 * _E(_sig_omsig, *f[:2]) * mu * t1 + _E(_omsig2, *f[:2]) * t2,
+        _E2(_sig, _sig, *f) * q + 2 * _E2(_sig, _omsig, *f) * mu * t1 + _E2(_omsig, _omsig, *f) * T2,
+    )
+
+
+@pytest.mark.parametrize("arch", ["vanilla", "gru", "peephole"])
+@pytest.mark.parametrize("R, Sz", [(1.7, 0.4), (None, None)])
+def test_step_is_the_map_by_adaptive_quadrature(arch, R, Sz):
+    """One step of the map against the gate laws of eq. 4 integrated by scipy quad (R = Sz = 1 when not given)."""
+    st = mf.State(0.3, 0.9, 0.25)
+    got = mf.step(STEP_THETAS[arch], st) if R is None else mf.step(STEP_THETAS[arch], st, R, Sz)
+    want = _step_by_quadrature(arch, st, 1.0 if R is None else R, 1.0 if Sz is None else Sz)
+    assert (got.mu, got.Q, got.q) == pytest.approx(want, rel=1e-5)  # the order-48 rule is good to ~1e-6 here
+
+
+def test_step_with_deterministic_gates_by_hand():
+    """Zero weight and input variances: every gate is its bias through the nonlinearity (no division by 0)."""
+    st = mf.State(0.3, 0.9, 0.25)
+    van = uniform_theta("vanilla", 0.0, 0.0, {"f": 0.7})
+    t = math.tanh(0.7)
+    assert tuple(vars(mf.step(van, st, 1.5, 0.5)).values()) == pytest.approx((t, t * t, t * t), rel=1e-13)
+    gru = uniform_theta("gru", 0.0, 0.0, {"f": 0.4, "r2": 0.2})
+    f, t = _sig(0.4), math.tanh(0.2)
+    want = (
+        f * 0.3 + (1 - f) * t,
+        f * f * 0.9 + 2 * f * (1 - f) * 0.3 * t + (1 - f) ** 2 * t * t,
+        f * f * 0.25 + 2 * f * (1 - f) * 0.3 * t + (1 - f) ** 2 * t * t,
+    )
+    assert tuple(vars(mf.step(gru, st, 1.5, 0.5)).values()) == pytest.approx(want, rel=1e-13)
+
+
+@pytest.mark.parametrize("corr, want", [(-1.5, -0.8), (1.5, 0.8)])
+def test_e2_clips_the_correlation(corr, want):
+    """E[u_a u_b] = corr * var for a centred pair; a correlation outside [-1, 1] counts as -1 or 1."""
+    assert mf.e2(lambda x: x, lambda x: x, 0.0, 0.8, corr) == pytest.approx(want, rel=1e-13)
+
+
+def test_fixed_point_needs_a_move_strictly_below_tol(monkeypatch):
+    """A map moving mu by exactly tol each step has not settled ("less than tol"): it runs all max_steps."""
+    monkeypatch.setattr(mf, "step", lambda theta, st, R, Sz: mf.State(st.mu + 0.5, st.Q, st.q))
+    out = mf.fixed_point(VAN, start=mf.State(0.0, 1.0, 1.0), tol=0.5, max_steps=3)
+    assert out.mu == 1.5
+
+
+def test_time_scale_restarts_only_above_chi_one(monkeypatch):
+    """The restart is for chi_{C=1} > 1 (chaotic); chi exactly 1 at C = 1 is marginal: xi = inf, no restart."""
+    chis = iter([1.0, 0.5])
+    monkeypatch.setattr(mf, "chi", lambda theta, R, Sz, at: next(chis))
+    assert mf.time_scale(VAN, 1.0, 1.0) == math.inf
+
+
+def _unrolling_gap(T, n, seed):
+    """Table 1 by hand: the same draws (u_i, u_f, u_r, u_o of shape (T+1, n), then (h^0, c^0)), the cell state after
+    T plain steps c^t = sig(u_f^t) c^(t-1) + sig(u_i^t) tanh(u_r^t), and the printed unrolled form."""
+    gen = torch.Generator().manual_seed(seed)
+    u = {k: torch.randn(T + 1, n, generator=gen, dtype=torch.float64).numpy() for k in "ifro"}
+    c0 = torch.randn(2 * n, generator=gen, dtype=torch.float64).numpy()[n:]
+
+    def sig(x):
+        return 1 / (1 + np.exp(-x))
+
+    c = c0.copy()
+    for t in range(1, T + 1):
+        c = sig(u["f"][t]) * c + sig(u["i"][t]) * np.tanh(u["r"][t])
+    gate = [sig(u["i"][j]) * np.tanh(u["r"][j]) for j in range(T + 1)]
+    corrected = np.prod(sig(u["f"][1:]), axis=0) * c0
+    printed = c0.copy()
+    for j in range(1, T + 1):
+        corrected = corrected + np.prod(sig(u["f"][j + 1 :]), axis=0) * gate[j]
+        printed = printed + np.prod(sig(u["f"][j:]), axis=0) * gate[j]
+    assert np.max(np.abs(corrected - c)) < 1e-13  # the corrected form is the cell
+    return float(np.max(np.abs(printed - c)))
+
+
+def test_lstm_unrolling_gaps_against_the_cell_written_here():
+    """The printed form's gap from T plain LSTM steps on the same seeded draws (any global RNG state); defaults
+    T = 12, n = 8, seed 0; the messages name T and n."""
+    for T, n, seed in [(5, 3, 7), (12, 8, 0)]:
+        torch.manual_seed(seed + 100)
+        got = mf.lstm_unrolling_gaps(T, n, seed)
+        assert got["corrected"] < 1e-13
+        assert got["as printed"] == pytest.approx(_unrolling_gap(T, n, seed), rel=1e-12)
+    torch.manual_seed(1)
+    default = mf.lstm_unrolling_gaps()
+    assert default["as printed"] == pytest.approx(_unrolling_gap(12, 8, 0), rel=1e-12)
+    with pytest.raises(ValueError, match=r"^T must be positive, got 0$"):
+        mf.lstm_unrolling_gaps(T=0)
+    with pytest.raises(ValueError, match=r"^n must be positive, got 0$"):
+        mf.lstm_unrolling_gaps(n=0)

@@ -209,3 +209,74 @@ def test_adam_angle_step_count_and_records():
     assert every["steps"].tolist() == [1, 2, 3, 4, 5] and every["w"].shape == (5, 2) and every["loss"].shape == (5,)
     with pytest.raises(ValueError, match="record_every"):
         M.adam_angle("polar", 0.5 * cmath.exp(0.5j), 0.8, steps=5, record_every=0)
+
+
+def test_final_sensitivity_of_float16_inputs_in_float64():
+    """s_{t+1} = lam s_t + h_t, h_{t+1} = lam h_t + x_{t+1} by hand, in float64 at the float16 inputs' values."""
+    x16 = np.array([0.1, 0.7, -0.3, 0.9, 0.2], dtype=np.float16)
+    lam, h, s = 0.9, 0.0, 0.0
+    for xt in x16.tolist():
+        s, h = lam * s + h, lam * h + xt
+    got = M.final_sensitivity(lam, x16)
+    assert type(got) is float and got == pytest.approx(s, rel=1e-14)
+
+
+def _eq57_by_hand(lam, rho, first_denominator, lags):
+    """Eq. 57 summed in a plain loop over Delta = 1..lags."""
+    p = abs(lam) ** 2
+    one, two = 1.0, 0.0
+    for d in range(1, lags + 1):
+        lam_d = lam**d + lam.conjugate() ** d
+        one += lam_d * rho**d
+        two += d * lam_d * rho**d
+    return ((1 + p) / first_denominator * one + two / (1 - p) ** 2).real
+
+
+def test_eq57_sum_over_a_few_lags_and_the_default_20000():
+    """The sum over Delta = 1..lags in a plain loop: 3 lags, and the default 20,000 (rho = 1 and lam near 1, so
+    the lags past 20,000 would still count)."""
+    lam = 0.5 + 0.3j
+    assert M.eq57_sum(lam, 0.8, 2.0, lags=3) == pytest.approx(_eq57_by_hand(lam, 0.8, 2.0, 3), rel=1e-13)
+    lam = complex(0.9999)
+    p = abs(lam) ** 2
+    want = _eq57_by_hand(lam, 1.0, (1 - p) ** 3, 20_000)
+    assert want != pytest.approx(_eq57_by_hand(lam, 1.0, (1 - p) ** 3, 20_001), rel=1e-6)
+    assert M.eq57_sum(lam, 1.0, (1 - p) ** 3) == pytest.approx(want, rel=1e-9)
+
+
+def test_local_slope_default_factor_is_1_1():
+    """factor = 1.1 by default: the log-slope of (1 + p)/(1 - p)^3 (white inputs, by hand) at gaps 0.11 and 0.1/1.1."""
+
+    def s(lam):
+        return (1 + lam * lam) / (1 - lam * lam) ** 3
+
+    gap = 0.1
+    want = math.log(s(1 - gap / 1.1) / s(1 - gap * 1.1)) / math.log(1.1**2)
+    assert M.local_slope(gap, 0.0) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("lam", [0.7, 0.6 + 0.3j])
+def test_monte_carlo_on_cuda_draws_there_with_its_seed(lam):
+    """device="cuda": a cuda generator seeded with seed draws every input on the GPU; the recurrence by hand with
+    the same draws gives the same moments, whatever the global RNG state."""
+    rho, chains, steps, seed = 0.5, 256, 7, 3
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    cplx = isinstance(lam, complex)
+
+    def noise():
+        if cplx:
+            z = torch.randn(2, chains, generator=gen, dtype=torch.float64, device="cuda") / math.sqrt(2)
+            return torch.complex(z[0], z[1])
+        return torch.randn(chains, generator=gen, dtype=torch.float64, device="cuda")
+
+    x = noise()
+    h, s = torch.zeros_like(x), torch.zeros_like(x)
+    for _ in range(steps):
+        x = rho * x + math.sqrt(1 - rho**2) * noise()
+        h, s = lam * h + x, lam * s + h
+    want = (float(h.abs().pow(2).mean()), float(s.abs().pow(2).mean()))
+    torch.manual_seed(seed + 1)
+    torch.cuda.manual_seed(seed + 1)
+    got = M.monte_carlo(lam, rho, chains=chains, steps=steps, seed=seed, device="cuda")
+    assert got == pytest.approx(want, rel=1e-12)
