@@ -351,3 +351,34 @@ def test_stacked_forward_names_the_shape_of_a_wrong_model_count():
     message = r"^x must be \(models, batch, T, features\) or \(batch, T, features\), got \(3, 2, 4, 1\)$"
     with pytest.raises(ValueError, match=message):
         forward(params, buffers, torch.zeros(3, 2, 4, 1))
+
+
+def test_linear_scan_of_a_vector_along_dim_0():
+    """A 1-D b is a sequence of scalars along dim 0: h = 1, 0.5 + 2, 0.5 * 2.5 + 3, by hand."""
+    got = scan.linear_scan(
+        torch.tensor(0.5, dtype=torch.float64), torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), dim=0
+    )
+    torch.testing.assert_close(got, torch.tensor([1.0, 2.5, 4.25], dtype=torch.float64), rtol=0, atol=0)
+
+
+class _OnGpu(torch.Tensor):
+    """A CPU tensor that says it lives on a GPU: enough for linear_scan's choice of backend."""
+
+    @property
+    def is_cuda(self):
+        return True
+
+
+@pytest.mark.parametrize(
+    "on_gpu, has_triton, want",
+    [(False, True, "sequential"), (False, False, "sequential"), (True, True, "triton"), (True, False, "parallel")],
+)
+def test_linear_scan_auto_backend(monkeypatch, on_gpu, has_triton, want):
+    """backend="auto" as documented: the sequential loop on the CPU; on a GPU Triton where installed, else parallel."""
+    chosen = []
+    fakes = {name: (lambda a, b, h0, dim, name=name: chosen.append(name) or b) for name in scan.BACKENDS}
+    monkeypatch.setattr(scan, "BACKENDS", fakes)
+    monkeypatch.setattr(scan, "triton_available", lambda: has_triton)
+    b = torch.ones(1, 3)
+    scan.linear_scan(0.5, b.as_subclass(_OnGpu) if on_gpu else b)
+    assert chosen == [want]
