@@ -10,6 +10,7 @@ import torch
 from scipy import stats
 
 from lscnb.kernels import scan
+from lscnb.models import gated as G
 from lscnb.models import modrelu_rnn as MR
 from lscnb.models import nonnormal as NN
 from lscnb.models import orthogonal as O
@@ -97,6 +98,59 @@ def test_linear_scan_names_a_zero_dimensional_b_before_choosing_a_backend(monkey
     monkeypatch.setitem(sys.modules, "triton", None)  # makes `import triton` raise ImportError
     with pytest.raises(ValueError, match=r"^b must have at least 1 dimensions, got shape \(\)$"):
         scan.linear_scan(0.5, torch.tensor(1.0), backend=backend)
+
+
+def test_scan_of_a_complex_a_over_a_real_b():
+    """A complex decay tensor a, kept as given, over real inputs b: the plain loop in complex128."""
+    g = torch.Generator().manual_seed(4)
+    a = 0.5 * torch.complex(torch.rand(2, 3, 2, generator=g, dtype=F64), torch.rand(2, 3, 2, generator=g, dtype=F64))
+    b = torch.randn(2, 3, 2, generator=g, dtype=F64)
+    got = scan.scan_sequential(a, b)
+    assert got.dtype == torch.complex128
+    torch.testing.assert_close(got, _loop(a, b.to(torch.complex128)), rtol=1e-12, atol=1e-12)
+
+
+def test_a_number_a_is_made_beside_b_not_on_the_default_device():
+    """With meta as torch's default device, a = 0.5 still joins a CPU b: h = 1, 0.5 * 1 + 2, by hand."""
+    b = torch.tensor([[1.0, 2.0]], dtype=F64)
+    with torch.device("meta"):
+        got = scan.scan_sequential(0.5, b)
+    assert got.device.type == "cpu"
+    torch.testing.assert_close(got, torch.tensor([[1.0, 2.5]], dtype=F64), rtol=0, atol=0)
+
+
+def test_scan_names_the_shapes_that_do_not_broadcast():
+    """(2, 3) against (2, 4): ValueError with the full message naming both shapes."""
+    with pytest.raises(ValueError, match=r"^a and b must broadcast, got \(2, 3\) and \(2, 4\)$"):
+        scan.scan_sequential(torch.ones(2, 3), torch.ones(2, 4))
+
+
+# --------------------------------------------------------------------------------------------- gated
+@pytest.mark.parametrize(
+    "make, gates, forget_bias", [(G.LSTMCell, 4, None), (G.GRUCell, 3, None), (G.LSTMCell, 4, 2.0)]
+)
+def test_gated_cell_initial_weights_written_out(make, gates, forget_bias):
+    """PyTorch's default: weight_ih, weight_hh, bias_ih, bias_hh uniform in +-1/sqrt(5) from the global RNG in that
+    order; an LSTM's forget_bias then fills bias_ih's f block (gates i, f, g, o) and zeroes bias_hh's."""
+    torch.manual_seed(3)
+    cell = make(3, 5) if forget_bias is None else make(3, 5, forget_bias=forget_bias)
+    torch.manual_seed(3)
+    bound, g = 1 / math.sqrt(5), 5 * gates
+    want = [torch.empty(*shape).uniform_(-bound, bound) for shape in [(g, 3), (g, 5), (g,), (g,)]]
+    if forget_bias is not None:
+        want[2][5:10], want[3][5:10] = forget_bias, 0.0
+    for p, w in zip([cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh], want):
+        torch.testing.assert_close(p.detach(), w, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("make, width", [(G.LSTMCell, 6), (G.GRUCell, 3)])
+def test_gated_initial_state_device_and_dtype(make, width):
+    """Zeros (batch, state_size: [h, c] for the LSTM) on the device and in the dtype asked for, else the weights'."""
+    cell = make(2, 3)
+    state = cell.initial_state(4, device="meta")
+    assert state.device.type == "meta" and state.shape == (4, width)
+    assert cell.initial_state(4, dtype=F64).dtype == F64
+    assert torch.equal(cell.double().initial_state(2), torch.zeros(2, width, dtype=F64))
 
 
 # --------------------------------------------------------------------------------------------- drnn
