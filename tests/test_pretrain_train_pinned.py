@@ -488,3 +488,58 @@ def test_a_resumed_fit_bar_starts_at_the_saved_step(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("\rtrain:  33%|") and " 1/3 " in err.split("\r")[1]
     assert err.endswith("\r") and "\n" not in err and err.rsplit("\r", 2)[-2].strip() == ""
+
+
+def test_fit_resumed_from_a_diverged_file_returns_its_history(tmp_path):
+    """A checkpoint whose History already diverged: the resumed run trains no further step and returns that
+    History (still diverged, its steps unchanged)."""
+    path = tmp_path / "run.ckpt"
+    _tiny_fit(steps=2, progress=False, checkpoint=path, checkpoint_every=2)
+    state = torch.load(path, weights_only=False)
+    state["history"].update(diverged=True, diverged_step=1)
+    torch.save(state, path)
+    _, hist = _tiny_fit(steps=5, progress=False, checkpoint=path)
+    assert hist is not None and hist.diverged and hist.diverged_step == 1 and hist.step == [0, 1]
+
+
+def test_fit_with_no_gradient_records_a_zero_norm():
+    """A loss that reaches no parameter leaves every .grad None: the recorded gradient norm is 0 (no stack of an
+    empty list), and the weights stay where they were."""
+    model = torch.nn.Linear(2, 1)
+    before = [p.detach().clone() for p in model.parameters()]
+    loss = lambda m, x, y: (x.sum() * 0.0).requires_grad_()  # noqa: E731
+    hist = T.fit(model, lambda k: (torch.ones(1, 2), None), loss, steps=3, progress=False)
+    assert hist.grad_norm == [0.0, 0.0, 0.0] and not hist.diverged
+    assert all(torch.equal(p, p0) for p, p0 in zip(model.parameters(), before))
+
+
+def test_fit_sets_unused_gradients_to_none():
+    """zero_grad(set_to_none=True): a bias that the loss stops using after step 0 gets no gradient, so Adam moves it
+    once (by lr = 1e-3, its first step) and then leaves it alone; zeroed gradients would let momentum move it on."""
+    model = torch.nn.Linear(1, 1)
+    with torch.no_grad():
+        model.weight.fill_(0.5)
+        model.bias.fill_(0.5)
+    loss = lambda m, x, k: (m.weight * x).sum() + (m.bias.sum() if k == 0 else 0.0)  # noqa: E731
+    T.fit(model, lambda k: (torch.ones(1), k), loss, steps=4, progress=False)
+    torch.testing.assert_close(model.bias.detach(), torch.tensor([0.5 - 1e-3]), rtol=0, atol=1e-7)
+
+
+def test_fit_updates_the_bar_every_ten_steps(monkeypatch):
+    """The bar's postfix (the loss) is set at steps 0, 10 and 20 of 25, and the bar is cleared at the end."""
+    made = []
+
+    class Bar:
+        def __init__(self, iterable, **kwargs):
+            self.iterable, self.kwargs, self.postfixes = iterable, kwargs, 0
+            made.append(self)
+
+        def __iter__(self):
+            return iter(self.iterable)
+
+        def set_postfix(self, **kwargs):
+            self.postfixes += 1
+
+    monkeypatch.setattr(T, "tqdm", Bar)
+    _tiny_fit(steps=25)
+    assert len(made) == 1 and made[0].postfixes == 3 and made[0].kwargs["leave"] is False
