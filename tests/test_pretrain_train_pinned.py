@@ -526,20 +526,45 @@ def test_fit_sets_unused_gradients_to_none():
 
 
 def test_fit_updates_the_bar_every_ten_steps(monkeypatch):
-    """The bar's postfix (the loss) is set at steps 0, 10 and 20 of 25, and the bar is cleared at the end."""
+    """The bar's postfix is the loss of steps 0, 10 and 20 of 25 (4 significant digits), and the bar is cleared at
+    the end."""
     made = []
 
     class Bar:
         def __init__(self, iterable, **kwargs):
-            self.iterable, self.kwargs, self.postfixes = iterable, kwargs, 0
+            self.iterable, self.kwargs, self.postfixes = iterable, kwargs, []
             made.append(self)
 
         def __iter__(self):
             return iter(self.iterable)
 
         def set_postfix(self, **kwargs):
-            self.postfixes += 1
+            self.postfixes.append(kwargs)
 
     monkeypatch.setattr(T, "tqdm", Bar)
-    _tiny_fit(steps=25)
-    assert len(made) == 1 and made[0].postfixes == 3 and made[0].kwargs["leave"] is False
+    _, hist = _tiny_fit(steps=25)
+    assert len(made) == 1 and made[0].kwargs["leave"] is False
+    assert made[0].postfixes == [{"loss": f"{hist.loss[k]:.4g}"} for k in (0, 10, 20)]
+
+
+def test_fit_checkpoint_holds_the_wall_time_so_far(tmp_path):
+    """The History saved at step 2 holds the seconds spent so far (well under a minute for three tiny steps)."""
+    _tiny_fit(steps=3, progress=False, checkpoint=tmp_path / "run.ckpt", checkpoint_every=2)
+    assert 0.0 <= torch.load(tmp_path / "run.ckpt", weights_only=False)["history"]["wall_time_s"] < 60.0
+
+
+@pytest.mark.parametrize("cuda", [False, True])
+def test_fit_checkpoint_saves_the_cuda_rng_only_with_cuda(tmp_path, monkeypatch, cuda):
+    """The file's 'cuda_rng' holds every GPU's RNG state where CUDA is available, None where it is not (torch.cuda
+    stubbed: the states are a marker, and asking for them without CUDA fails)."""
+
+    def states():
+        if not cuda:
+            raise AssertionError("asked for the CUDA RNG states without CUDA")
+        return ["gpu0 state"]
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", states)
+    _tiny_fit(steps=1, progress=False, checkpoint=tmp_path / "run.ckpt", checkpoint_every=1)
+    saved = torch.load(tmp_path / "run.ckpt", weights_only=False)
+    assert "cuda_rng" in saved and saved["cuda_rng"] == (["gpu0 state"] if cuda else None)
