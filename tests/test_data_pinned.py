@@ -15,6 +15,7 @@ import types
 import numpy as np
 import pytest
 import torch
+from pinning import ConstantUniforms
 
 from lscnb.data import cifar, files, mnist, moons, objects, padded, spikes, synthetic, text
 from lscnb.data import embeddings as E
@@ -595,22 +596,9 @@ def test_spike_patterns_by_their_generative_model():
     assert torch.equal(got_y, y) and torch.equal(x, expected)
 
 
-class _ConstantUniforms:
-    """torch, except that every uniform draw is the given value (a legal draw of U[0, 1))."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def __getattr__(self, name):
-        return getattr(torch, name)
-
-    def rand(self, *size, generator=None, **kw):
-        return torch.full(size, self.value, **kw)
-
-
 def test_spike_patterns_rate_and_peak_zero_never_fire(monkeypatch):
     """P(u < 0) = 0: with rate 0 and peak 0 even a draw u = 0 fires nothing."""
-    monkeypatch.setattr(spikes, "torch", _ConstantUniforms(0.0))
+    monkeypatch.setattr(spikes, "torch", ConstantUniforms(0.0))
     x, _ = spikes.spike_patterns(4, classes=2, channels=5, steps=8, rate=0.0, peak=0.0, events=2, jitter=1)
     assert x.sum().item() == 0
 

@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from pinning import assert_same_params, params_of
 
 from lscnb.models import deep_recurrent as D
 from lscnb.models.gated import GRUCell
@@ -13,16 +14,6 @@ from lscnb.models.gated import GRUCell
 
 def _gen(seed=0):
     return torch.Generator().manual_seed(seed)
-
-
-def _params(module):
-    return {k: v.detach().clone() for k, v in module.named_parameters()}
-
-
-def _equal(a, b):
-    assert a.keys() == b.keys()
-    for k in a:
-        torch.testing.assert_close(a[k], b[k], rtol=0, atol=0, msg=k)
 
 
 def _under_two_global_states(make):
@@ -80,10 +71,10 @@ def test_chrono_gru_passes_scales_and_has_documented_defaults():
     """ChronoGRU(...) is chrono_init_ of a GRUCell with the same arguments; defaults t in [1, 2], scales 1."""
     layer = D.ChronoGRU(3, 4, scale_x=2.5, scale_h=0.5, t_min=1.5, t_max=3.0, generator=_gen(1))
     cell = D.chrono_init_(GRUCell(3, 4), 1.5, 3.0, scale_x=2.5, scale_h=0.5, generator=_gen(1))
-    _equal(_params(layer.cell), _params(cell))
+    assert_same_params(params_of(layer.cell), params_of(cell))
     default = D.ChronoGRU(3, 4, generator=_gen(2))
     explicit = D.chrono_init_(GRUCell(3, 4), 1.0, 2.0, scale_x=1.0, scale_h=1.0, generator=_gen(2))
-    _equal(_params(default.cell), _params(explicit))
+    assert_same_params(params_of(default.cell), params_of(explicit))
     assert default.last_state is None
     assert D.DiagonalRecurrence(2, 3).last_state is None
 
@@ -112,7 +103,7 @@ def test_simplified_gru_documented_defaults():
     """Defaults: one network, Chrono T in [1, 256], scale_h 1 (App. D.3)."""
     default = D.SimplifiedGRU(3, 4, generator=_gen(0))
     explicit = D.SimplifiedGRU(3, 4, networks=1, gates="hidden", t_min=1.0, t_max=256.0, scale_h=1.0, generator=_gen(0))
-    _equal(_params(default), _params(explicit))
+    assert_same_params(params_of(default), params_of(explicit))
     assert default.W_in.shape == (1, 4, 3)
 
 
@@ -137,7 +128,7 @@ def test_seeded_draws_ignore_the_global_rng(make):
     if isinstance(a, torch.Tensor):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     else:
-        _equal(_params(a), _params(b))
+        assert_same_params(params_of(a), params_of(b))
 
 
 # ------------------------------------------------------------------------------------------------ the network
@@ -145,7 +136,7 @@ def test_deep_net_documented_defaults():
     """Defaults: LRU, d_model 256, depth 4, nu0 0, no norm, seed 0 (App. D.1)."""
     default = D.DeepRecurrentNet(2)
     explicit = D.DeepRecurrentNet(2, kind="lru", d_model=256, depth=4, nu0=0.0, norm=None, seed=0)
-    _equal(_params(default), _params(explicit))
+    assert_same_params(params_of(default), params_of(explicit))
     assert len(default.blocks) == 4 and default.encoder.weight.shape == (256, 2)
     assert default.block_outputs == []
 

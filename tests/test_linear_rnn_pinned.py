@@ -9,22 +9,13 @@ import math
 import numpy as np
 import pytest
 import torch
+from pinning import assert_same_params, params_of
 
 from lscnb.models import linear_rnn as L
 
 
 def _gen(seed=0):
     return torch.Generator().manual_seed(seed)
-
-
-def _params(module):
-    return {k: v.detach().clone() for k, v in module.named_parameters()}
-
-
-def _equal(a, b):
-    assert a.keys() == b.keys()
-    for k in a:
-        torch.testing.assert_close(a[k], b[k], rtol=0, atol=0, msg=k)
 
 
 def test_power_vectors_by_hand():
@@ -58,7 +49,9 @@ def test_causal_conv_along_the_last_axis(shape):
 def test_dense_student_defaults_and_dtype():
     """Defaults n = 64, seed 0; every parameter (D included) in the asked dtype."""
     default = L.DenseLinearRNN()
-    _equal(_params(default), _params(L.DenseLinearRNN(64, heads=1, seed=0, theta0=math.pi, dtype=torch.float32)))
+    assert_same_params(
+        params_of(default), params_of(L.DenseLinearRNN(64, heads=1, seed=0, theta0=math.pi, dtype=torch.float32))
+    )
     assert default.A.shape == (1, 64, 64)
     assert all(p.dtype == torch.float32 for p in default.parameters())
     assert all(p.dtype == torch.float64 for p in L.DenseLinearRNN(4, dtype=torch.float64).parameters())
@@ -134,7 +127,7 @@ def test_lru_from_system_exp_gamma_and_dtypes():
 def test_s4_defaults_and_from_system_precision():
     """DiagonalS4 seed 0 by default; from_system's default step 0.01; Python complex inputs are read in complex128:
     w_A = log(lam) / delta to 1e-12."""
-    _equal(_params(L.DiagonalS4(8)), _params(L.DiagonalS4(8, seed=0)))
+    assert_same_params(params_of(L.DiagonalS4(8)), params_of(L.DiagonalS4(8, seed=0)))
     lam = [0.9 * complex(math.cos(0.3), math.sin(0.3)), 0.7 + 0j]
     model = L.DiagonalS4.from_system(lam, [0.1, 0.2], [0.3, 0.4], 0.1)
     torch.testing.assert_close(model.delta().detach(), torch.full((2,), 0.01, dtype=torch.float64))

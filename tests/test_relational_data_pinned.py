@@ -4,6 +4,7 @@ of the Relational Games on hand-built boards."""
 
 import pytest
 import torch
+from pinning import ConstantUniforms
 
 from lscnb.data import relational as R
 from lscnb.data import relational_games as G
@@ -197,19 +198,6 @@ def test_balanced_odd_one_out_is_a_fair_coin():
     assert 160 < ones < 240
 
 
-class _ConstantUniforms:
-    """torch, except that every uniform draw is the given value (a legal draw of U[0, 1))."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def __getattr__(self, name):
-        return getattr(torch, name)
-
-    def rand(self, *size, generator=None, **kw):
-        return torch.full(size, self.value, **kw)
-
-
 def _on_line(seq):
     cells = {tuple(sorted(c)) for c in G.LINES.tolist()}
     return [tuple(torch.nonzero(r).flatten().tolist()) in cells for r in seq]
@@ -220,7 +208,7 @@ def test_between_negatives_off_a_line_half_the_time(monkeypatch):
     seq, y = G.between(SHAPES, 400, _gen(0))
     off = [not on for on, lab in zip(_on_line(seq), y.tolist(), strict=True) if lab == 0]
     assert 0.4 < sum(off) / len(off) < 0.6
-    monkeypatch.setattr(G, "torch", _ConstantUniforms(0.5))
+    monkeypatch.setattr(G, "torch", ConstantUniforms(0.5))
     seq, y = G.between(SHAPES, 40, _gen(0))
     assert not any(on for on, lab in zip(_on_line(seq), y.tolist(), strict=True) if lab == 0)
 

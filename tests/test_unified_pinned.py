@@ -6,20 +6,11 @@ import math
 
 import pytest
 import torch
+from pinning import assert_same_params, params_of
 
 from lscnb.models import unified as U
 
 GATES = {"vanilla": "f", "gru": ("f", "r", "r2"), "peephole": "ifro", "lstm": "ifro"}
-
-
-def _params(module):
-    return {k: v.detach().clone() for k, v in module.named_parameters()}
-
-
-def _equal(a, b):
-    assert a.keys() == b.keys()
-    for k in a:
-        torch.testing.assert_close(a[k], b[k], rtol=0, atol=0, msg=k)
 
 
 def test_missing_gates_have_zero_variance():
@@ -135,13 +126,15 @@ def test_classifier_defaults_seed_and_dtype():
     """Defaults untied = True and seed 0; float32 weights; seeded draws ignore the global RNG."""
     thetas = [U.uniform_theta("gru", 1.0, 0.5)]
     default = U.GatedClassifier(thetas, n=3, d=2, length=4, classes=2)
-    _equal(_params(default), _params(U.GatedClassifier(thetas, n=3, d=2, length=4, classes=2, untied=True, seed=0)))
+    assert_same_params(
+        params_of(default), params_of(U.GatedClassifier(thetas, n=3, d=2, length=4, classes=2, untied=True, seed=0))
+    )
     assert default.untied is True and default.W["f"].shape == (1, 4, 3, 3)
     assert all(p.dtype == torch.float32 for p in default.parameters())
     torch.manual_seed(1)
-    a = _params(U.GatedClassifier(thetas, n=3, d=2, length=4, classes=2, seed=3))
+    a = params_of(U.GatedClassifier(thetas, n=3, d=2, length=4, classes=2, seed=3))
     torch.manual_seed(2)
-    _equal(a, _params(U.GatedClassifier(thetas, n=3, d=2, length=4, classes=2, seed=3)))
+    assert_same_params(a, params_of(U.GatedClassifier(thetas, n=3, d=2, length=4, classes=2, seed=3)))
 
 
 def test_classifier_input_checks_and_float64():
