@@ -27,20 +27,21 @@ def main(argv=None) -> None:
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = p.parse_args(argv)
     dev = ["--device", args.device]
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        scan.main(dev)
-        scan.main(dev + ["--backward"])
-        spectra.main(dev)
-        cells.main(dev)
-        batched.main(dev)
     kind = torch.device(args.device).type
-    text = (
-        f"# Benchmarks on `{kind}`\n\nMade by `python bench/run_all.py --device {args.device}`.\n"
-        f"{NOTE}\n\n{buf.getvalue()}"
-    )
-    (HERE / f"RESULTS-{kind}.md").write_text(text)
-    print(text)
+    head = f"# Benchmarks on `{kind}`\n\nMade by `python bench/run_all.py --device {args.device}`.\n{NOTE}\n\n"
+    benches = [
+        lambda: scan.main(dev),
+        lambda: scan.main(dev + ["--backward"]),
+        lambda: spectra.main(dev),
+        lambda: cells.main(dev),
+        lambda: batched.main(dev),
+    ]
+    buf = io.StringIO()
+    for bench in benches:  # the file is rewritten after each table, so a run cut short keeps what finished
+        with redirect_stdout(buf):
+            bench()
+        (HERE / f"RESULTS-{kind}.md").write_text(head + buf.getvalue())
+    print(head + buf.getvalue())
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Score = caught / (caught + survived + no tests), where caught = killed by a test
 hangs or dies fails CI just the same); mutants not checked yet and those listed as equivalent in tests/MUTANTS.md
 (one line each: `- mutant.name__mutmut_N: why`) are left out, and so are whole modules listed there as not checkable
 on this machine (`- module lscnb.name: why`) and mutants that only a GPU can show (`- gpu mutant.name__mutmut_N: the
-CUDA-only test that kills it`), counted apart until a GPU run checks them.
+CUDA-only test that kills it`), counted apart until a GPU run checks them. A GPU-only mutant that a GPU window ran its
+test against (`- gpu-killed mutant.name__mutmut_N: the test, where and when`) counts as killed.
 """
 
 from __future__ import annotations
@@ -32,12 +33,16 @@ def gpu_only() -> set[str]:
     return set(re.findall(r"^- gpu `?([\w.ǁ]+__mutmut_\d+)`?:", _listed(), flags=re.MULTILINE))
 
 
+def gpu_killed() -> set[str]:
+    return set(re.findall(r"^- gpu-killed `?([\w.ǁ]+__mutmut_\d+)`?:", _listed(), flags=re.MULTILINE))
+
+
 def excluded_modules() -> set[str]:
     return set(re.findall(r"^- module `?([\w.]+)`?:", _listed(), flags=re.MULTILINE))
 
 
 def main(prefix: str = "") -> int:
-    skip, gpu, excluded = equivalent(), gpu_only(), excluded_modules()
+    skip, gpu, excluded, gpu_dead = equivalent(), gpu_only(), excluded_modules(), gpu_killed()
     by_module: dict[str, Counter] = defaultdict(Counter)
     for meta in sorted((ROOT / "mutants").rglob("*.py.meta")):
         module = str(meta.relative_to(ROOT / "mutants"))[: -len(".py.meta")].replace("/", ".")
@@ -47,6 +52,8 @@ def main(prefix: str = "") -> int:
             kind = (
                 "equivalent"
                 if name in skip
+                else "killed"
+                if name in gpu_dead
                 else "gpu"
                 if name in gpu and code not in KILLED
                 else "unchecked"

@@ -200,3 +200,12 @@ def test_bias_sensitivity_keeps_the_models_dtype():
     h, s = model.to(torch.bfloat16).bias_sensitivity(x.to(torch.bfloat16))
     assert h.dtype == torch.bfloat16 and s.dtype == torch.bfloat16
     torch.testing.assert_close(s.double(), s64, rtol=0.05, atol=0.02)
+
+
+@pytest.mark.parametrize("gates", ["constant", "input", "hidden"])
+def test_bias_sensitivity_stays_on_the_models_device(gates):
+    """The carried Jacobian and the identity are made on b's device (a GPU window's smoke run of the memory
+    chapter's Fig. 15 found them on the CPU); torch's meta device stands in for the GPU."""
+    model = D.SimplifiedGRU(3, 4, networks=2, gates=gates).to("meta")
+    h, s = model.bias_sensitivity(torch.zeros(2, 5, 3, device="meta"))
+    assert h.device.type == s.device.type == "meta" and s.shape == (2, 4)

@@ -358,8 +358,8 @@ class SimplifiedGRU(nn.Module):
             a = torch.einsum("kdi,kti->ktd", self.W_fx, x) + b.unsqueeze(1)
             coupled = self.gates == "hidden"
             h = torch.zeros_like(b)
-            S = torch.zeros(*b.shape, b.shape[-1], dtype=b.dtype) if coupled else torch.zeros_like(b)
-            eye, Wt = torch.eye(b.shape[-1], dtype=b.dtype), self.W_fh.transpose(1, 2)
+            S = torch.zeros(*b.shape, b.shape[-1], dtype=b.dtype, device=b.device) if coupled else torch.zeros_like(b)
+            eye, Wt = torch.eye(b.shape[-1], dtype=b.dtype, device=b.device), self.W_fh.transpose(1, 2)
             for t in range(x.shape[1]):
                 f = torch.sigmoid(a[:, t] + torch.einsum("kde,ke->kd", self.W_fh, h))
                 if coupled:  # S[k, j, i] = dh_i / db_j
