@@ -323,7 +323,7 @@ FIGURES = declare(
                 what="same/different with separated inputs (shape, colour, shape, colour) vs m",
                 data="ESBN object images and 100 plain colours",
                 note="quick: CoRelNet and Transformer at m in {0, 98}, 60 steps; full: ESBN, Transformer, CoRelNet at "
-                "m in {0, 50, 85, 98} (owed: needs a GPU)",
+                "m in {0, 50, 85, 98}",
             )
         ],
         subset="m in {0, 50, 85, 98}, 3 of 10 seeds, random frozen encoder",
