@@ -6,8 +6,10 @@
 # usage: [LSCNB_GIT_COMMIT=hash] OUT=dir scripts/gpu-full.sh SECONDS ITEM [ITEM ...]
 #   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS], or smoke (every figure's full code path shrunk to
 #   seconds on the GPU, `python -m lscnb smoke`: a device bug shows in minutes, before any long run), or bench (the
-#   benchmarks of bench/, run alone so that nothing else shares the GPU while they time; RESULTS-cuda.md and their
-#   JSON go to $OUT/bench). smoke and bench run before the chapters, in the order given.
+#   benchmarks of bench/, run so that no other GPU work shares the GPU while they time; RESULTS-cuda.md and their
+#   JSON go to $OUT/bench). smoke and bench run before the GPU items, in the order given.
+# SECONDS bounds the whole call: every step gets what is left of it. Items on the CPU (@cpu) start at once, on the
+# machine's cores (leave two of them to smoke and bench), while smoke and bench use the GPU; GPU items start after.
 #   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3
 # DEVICE is the torch device the runs compute on and is what their provenance records: name cuda only for
 # figures whose run functions put their work on ctx.device. WORKERS processes (default 1) share the item's runs.
@@ -31,37 +33,46 @@ mkdir -p "$OUT/logs"
   grep -m1 "model name" /proc/cpuinfo
   python3 -c "import torch, sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())"; } \
   > "$OUT/logs/machine.txt" 2>&1
-items=()
+deadline=$(( $(date +%s) + limit ))
+left() { echo $(( deadline - $(date +%s) )); }
+run_item() {  # ITEM: one chapter's full runs, within what is left of the limit
+  local item="$1" spec="$1" workers=1 device="" chapter figures=() names f log start
+  case "$spec" in *"*"*) workers="${spec##*\*}"; spec="${spec%\**}";; esac
+  case "$spec" in *@*) device="${spec##*@}"; spec="${spec%@*}";; esac
+  chapter="${spec%%:*}"
+  if [ "$chapter" != "$spec" ]; then
+    IFS=, read -ra names <<< "${spec#*:}"
+    for f in "${names[@]}"; do figures+=(--figure "$f"); done
+  fi
+  log="$OUT/logs/$(echo "$item" | tr -c 'A-Za-z0-9_.\n-' '_').log"
+  start=$(date +%s)
+  timeout --signal=INT --kill-after=20 "$(left)" python3 -m lscnb reproduce "$chapter" --profile full \
+    --no-notebook "${figures[@]}" ${device:+--device "$device"} --executor processes --workers "$workers" \
+    > "$log" 2>&1
+  echo "exit $? after $(( $(date +%s) - start )) s" >> "$log"
+}
+gpu_items=()
 for item in "$@"; do
+  case "$item" in
+    smoke|bench) ;;
+    *@cpu|*@cpu\**) run_item "$item" & ;;
+    *) gpu_items+=("$item") ;;
+  esac
+done
+for item in "$@"; do
+  [ "$(left)" -gt 5 ] || break
   if [ "$item" = smoke ]; then
-    timeout --signal=INT --kill-after=20 "$limit" python3 -m lscnb smoke --device cuda > "$OUT/logs/smoke.log" 2>&1
+    timeout --signal=INT --kill-after=20 "$(left)" python3 -m lscnb smoke --device cuda > "$OUT/logs/smoke.log" 2>&1
     echo "exit $?" >> "$OUT/logs/smoke.log"
   elif [ "$item" = bench ]; then
     mkdir -p "$OUT/bench"
-    timeout --signal=INT --kill-after=20 "$limit" python3 bench/run_all.py --device cuda > "$OUT/logs/bench.log" 2>&1
+    timeout --signal=INT --kill-after=20 "$(left)" python3 bench/run_all.py --device cuda > "$OUT/logs/bench.log" 2>&1
     echo "exit $?" >> "$OUT/logs/bench.log"
     cp bench/RESULTS-cuda.md bench/results/*-cuda.json "$OUT/bench/" 2>/dev/null
-  else
-    items+=("$item")
   fi
 done
-for item in "${items[@]}"; do
-  (
-    spec="$item" workers=1 device=""
-    case "$spec" in *"*"*) workers="${spec##*\*}"; spec="${spec%\**}";; esac
-    case "$spec" in *@*) device="${spec##*@}"; spec="${spec%@*}";; esac
-    chapter="${spec%%:*}" figures=()
-    if [ "$chapter" != "$spec" ]; then
-      IFS=, read -ra names <<< "${spec#*:}"
-      for f in "${names[@]}"; do figures+=(--figure "$f"); done
-    fi
-    log="$OUT/logs/$(echo "$item" | tr -c 'A-Za-z0-9_.\n-' '_').log"
-    start=$(date +%s)
-    timeout --signal=INT --kill-after=20 "$limit" python3 -m lscnb reproduce "$chapter" --profile full \
-      --no-notebook "${figures[@]}" ${device:+--device "$device"} --executor processes --workers "$workers" \
-      > "$log" 2>&1
-    echo "exit $? after $(( $(date +%s) - start )) s" >> "$log"
-  ) &
+for item in "${gpu_items[@]}"; do
+  [ "$(left)" -gt 5 ] && run_item "$item" &
 done
 wait
 pkill -9 -f "multiprocessing" 2>/dev/null; sleep 1
