@@ -7,17 +7,18 @@ resumable commands (stored runs are skipped, long runs checkpoint) that run them
 Calibration. The runs of a figure that differ only by their seed share a *shape*. A shape is timed at its
 calibration config: its full config with the count entries (:data:`COUNTS`: steps, iters, epochs, n_train, test,
 ...) and the non-numeric switches (a data source, ``real_data``) of the smoke shrink (:func:`lscnb.figures.
-smoke_entries`), its sizes (width, batch, length, ...) kept at their full values. Its primary count (:data:`PRIMARY`)
-is timed at 1, at 1 again (the first timing carries the warm-up) and at as many as fit half the time left: the two
-sizes give seconds per unit and a fixed part, and the estimate is the fixed part plus the per-unit time at the full
-count (for epochs, times the data per epoch, ``n_train``). Other shrunk counts (a test set's size, say) stay as
-timed and are listed as unscaled. The estimate is a lower bound (``>=``) when the first timing ran out of
-calibration time (the time allowed, scaled), when the full sizes failed and the fully shrunk smoke config was
-timed instead, or when a smoke switch put other data in (the 8x8 digits' 64 steps for MNIST's 784: meanfield's
-Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it is ``open`` (not estimated) when
-the data set sets a run's length (``steps=None``, the whole data set per epoch). A figure's shapes are timed most
-different first (:func:`_diverse`), as many as fit its calibration time; each untimed shape takes the time per unit
-of the timed shape nearest it (:func:`_distance`).
+smoke_entries`), its sizes (width, batch, length, ...) kept at their full values; where the smoke switches the data,
+the full data is tried first (it is timed when it is at hand). Its primary count
+(:data:`PRIMARY`) is timed at 1, at 1 again (the first timing carries the warm-up) and at as many as fit half the
+time left: the two sizes give seconds per unit and a fixed part, and the estimate is the fixed part plus the per-
+unit time at the full count (for epochs, times the data per epoch, ``n_train``). Other shrunk counts (a test set's
+size, say) stay as timed and are listed as unscaled. The estimate is a lower bound (``>=``) when the first timing
+ran out of calibration time (the time allowed, scaled), when the full sizes failed and the fully shrunk smoke config
+was timed instead, or when a smoke switch put other data in because the real data failed to load (the 8x8 digits' 64
+steps for MNIST's 784: meanfield's Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it
+is ``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch). A
+figure's shapes are timed most different first (:func:`_diverse`), as many as fit its calibration time; each untimed
+shape takes the time per unit of the timed shape nearest it (:func:`_distance`).
 """
 
 from __future__ import annotations
@@ -116,13 +117,21 @@ def shape_of(run) -> str:
     return _digest({"fn": run.fn_path, "config": {k: v for k, v in run.config.items() if k not in SEEDS}})
 
 
-def calibration_config(full: dict, smoke: dict, sizes: bool = True) -> dict:
+def calibration_config(full: dict, smoke: dict, sizes: bool = True, data: bool = False) -> dict:
     """``full`` with the ``smoke`` entries applied; ``sizes``: keep the full value of numeric entries that are not
-    counts (width, batch, length, ...), so a step costs what it costs at paper scale."""
+    counts (width, batch, length, ...), so a step costs what it costs at paper scale; ``data``: keep the full value
+    of the non-numeric switches too (the real data set, where it is at hand)."""
     cfg = dict(full)
     for k, v in smoke.items():
-        if not (sizes and k not in COUNTS and _number(v) and _number(full.get(k))):
-            cfg[k] = v
+        if sizes and k not in COUNTS and _number(v) and _number(full.get(k)):
+            continue
+        if data and not _number(v):
+            continue
+        cfg[k] = v
+    batch = cfg.get("batch")
+    for k in PER_EPOCH:  # an epoch holds at least one full batch (the per-epoch factor scales the rest)
+        if sizes and _number(batch) and _number(cfg.get(k)) and cfg[k] < batch:
+            cfg[k] = batch
     return cfg
 
 
@@ -201,27 +210,30 @@ def _per_epoch(full: dict, cfg: dict) -> tuple[float, list[str], bool]:
 def measure(run, smoke: dict, device: str, seconds: float, timer=time_run) -> dict:
     """Time one shape (``run`` stands for it) and extrapolate to its full config; ``smoke``: its smoke entries.
 
-    Tries the calibration config with full sizes, then, if that raises, the fully shrunk smoke config (a lower
-    bound). Returns a JSON-able dict: ``est_s`` (seconds per run, or None), ``bound`` (``=`` the full run timed,
-    ``~`` extrapolated, ``>=`` a lower bound, ``open`` the data set sets the length, ``?`` both failed), ``key``,
-    ``n``, ``t`` (the counts and their timings), ``factor`` (full count over the first timed one) and ``how``."""
+    Tries the calibration config with full sizes and, where the smoke switches the data, the full data first (the
+    real data set, where it is at hand); then, if that raises, the smoke's data (a lower bound); then the fully
+    shrunk smoke config (a lower bound). Returns a JSON-able dict: ``est_s`` (seconds per run, or None), ``bound``
+    (``=`` the full run timed, ``~`` extrapolated, ``>=`` a lower bound, ``open`` the data set sets the length,
+    ``?`` both failed), ``key``, ``n``, ``t`` (the counts and their timings), ``factor`` (full count over the first
+    timed one) and ``how``."""
     full = dict(run.config)
     start = time.perf_counter()
     notes = []
-    for sizes in (True, False):
-        cfg = calibration_config(full, smoke, sizes)
+    switched = [k for k in smoke if not _number(smoke[k]) and smoke[k] != full.get(k)]
+    for sizes, data in ([(True, True)] if switched else []) + [(True, False), (False, False)]:
+        cfg = calibration_config(full, smoke, sizes, data)
         try:
             out = _measure_config(run, full, cfg, device, seconds - (time.perf_counter() - start), timer)
         except Exception as err:  # noqa: BLE001 - a failing calibration is reported, not fatal
             why = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}".strip(": ")
-            notes.append(f"{'full sizes' if sizes else 'smoke config'} failed ({why[:100]})")
+            what = "the full data" if data else "full sizes" if sizes else "smoke config"
+            notes.append(f"{what} failed ({why[:100]})")
             continue
         if not sizes:
             shrunk = [k for k in smoke if k not in COUNTS and _number(smoke[k]) and smoke[k] != full.get(k)]
             notes.append("sizes shrunk to the smoke config: " + ", ".join(_diff(full, cfg, shrunk)))
             out["bound"] = out["bound"] if out["bound"] == "open" else ">="
-        switched = [k for k in smoke if not _number(smoke[k]) and smoke[k] != full.get(k)]
-        if switched:  # other data (8x8 digits for MNIST: T = 64 for 784): the full run may cost many times more
+        if switched and not data:  # other data (8x8 digits for MNIST: T = 64 for 784): the full run may cost far more
             notes.append("smoke switches: " + ", ".join(_diff(full, cfg, switched)) + " (other data: a lower bound)")
             out["bound"] = out["bound"] if out["bound"] == "open" else ">="
         unscaled = [k for k in COUNTS if k != out["key"] and not (out["key"] == "epochs" and k in PER_EPOCH)]

@@ -94,6 +94,18 @@ def test_calibration_keeps_sizes_and_shrinks_counts():
     assert plan.calibration_config(full, smoke) == {"steps": 2, "width": 4, "test": 10, "source": "digits", "seed": 0}
     assert plan.calibration_config(full, smoke, sizes=False)["width"] == 2
     assert plan.primary(full, plan.calibration_config(full, smoke)) == "steps"
+    assert plan.calibration_config(full, smoke, data=True)["source"] == "mnist"  # the real data, where it loads
+
+
+def test_calibration_keeps_a_full_batch_in_an_epoch():
+    """A shrunk training set smaller than the full batch would fail (drop_last): it grows to one batch, and the
+    per-epoch factor scales from there."""
+    full = {"epochs": 10, "n_train": 50000, "batch": 100, "width": 512, "seed": 0}
+    smoke = {"epochs": 1, "n_train": 20, "batch": 10, "width": 8}
+    cfg = plan.calibration_config(full, smoke)
+    assert cfg["n_train"] == 100 and cfg["batch"] == 100 and cfg["width"] == 512
+    assert plan.calibration_config(full, smoke, sizes=False)["n_train"] == 20  # smoke sizes: its own batch of 10
+    assert plan._per_epoch(full, cfg)[0] == 500
 
 
 def test_two_sizes_give_the_per_step_time_and_the_fixed_part():
@@ -217,9 +229,24 @@ def test_bad_arguments_are_one_line_and_status_2(name, capsys):
 
 
 def test_other_data_in_the_calibration_makes_a_lower_bound():
-    """A smoke switch of the data (8x8 digits for MNIST) changes what a step costs: the estimate is only a bound."""
+    """The real data is timed where it loads; where it does not, the smoke's switch of the data (8x8 digits for
+    MNIST) changes what a step costs, so that estimate is only a bound."""
     run = Run("planfake", "a", "x", fake_run, {"steps": 100, "width": 4, "source": "mnist", "seed": 0})
-    out = plan.measure(run, {"steps": 2, "source": "digits"}, "cpu", 3.0, lambda run, cfg, d, s: 0.01 * cfg["steps"])
+    seen = []
+
+    def timer(run, cfg, d, s):
+        seen.append(cfg["source"])
+        if cfg["source"] == "mnist" and offline:
+            raise FileNotFoundError("no MNIST here")
+        return (0.05 if cfg["source"] == "mnist" else 0.01) * cfg["steps"]
+
+    offline = False
+    real = plan.measure(run, {"steps": 2, "source": "digits"}, "cpu", 3.0, timer)
+    assert real["bound"] in ("~", "=") and "other data" not in real["how"] and math.isclose(real["est_s"], 5.0)
+    assert set(seen) == {"mnist"}
+    offline, seen[:] = True, []
+    out = plan.measure(run, {"steps": 2, "source": "digits"}, "cpu", 3.0, timer)
     assert out["bound"] == ">=" and "other data" in out["how"] and math.isclose(out["est_s"], 1.0)
+    assert "the full data failed (FileNotFoundError: no MNIST here)" in out["how"] and seen[0] == "mnist"
     same = plan.measure(run, {"steps": 2, "source": "mnist"}, "cpu", 3.0, lambda run, cfg, d, s: 0.01 * cfg["steps"])
     assert same["bound"] in ("~", "=")
