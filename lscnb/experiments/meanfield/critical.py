@@ -159,6 +159,8 @@ def curve_run(cfg: dict, ctx: RunContext) -> dict:
     T = probe_x.shape[1]
     out = {"length": T}
     inits = {"standard": standard_theta("peephole", dim, cfg["width"]), "critical": critical_theta("peephole")}
+    base = ctx.checkpoint  # one checkpoint per model; a finished one restores the shared generator for the next
+    ckpts = {k: base.with_name(f"{base.stem}.{k}.ckpt") if base is not None else None for k in inits}
     for name, theta in inits.items():
         torch.manual_seed(ctx.seed)
         model = GatedClassifier([theta], cfg["width"], dim, T, classes, untied=False, seed=ctx.seed).to(device)
@@ -179,12 +181,17 @@ def curve_run(cfg: dict, ctx: RunContext) -> dict:
             clip=cfg["clip"],
             eval_fn=accuracy,
             eval_every=cfg["every"],
+            checkpoint=ckpts[name],
+            generators=(gen,),
             progress=False,
         )
         out[f"{name}_step"] = np.array([0] + [e["step"] for e in hist.evals], dtype=float)
         out[f"{name}_accuracy"] = np.array([start] + [e["accuracy"] for e in hist.evals], dtype=float)
         out[f"{name}_diverged"] = hist.diverged
         out[f"{name}_final_loss"] = float(hist.loss[-1]) if hist.loss else float("nan")
+    for ckpt in ckpts.values():  # both finished: their checkpoints go
+        if ckpt is not None:
+            ckpt.unlink(missing_ok=True)
     return out
 
 
