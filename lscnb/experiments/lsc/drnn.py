@@ -81,6 +81,8 @@ def drnn_run(cfg: dict, ctx: RunContext) -> dict:
         eval_fn=evaluate,
         device=ctx.device,
         eval_every=max(1, cfg["steps"] // 4),
+        checkpoint=ctx.checkpoint,  # a resumed run pre-trains again (the same draws) and goes on from here
+        generators=(gen,),
         progress=False,
         desc=f"{cfg['kind']} {cfg['target']}",
     )

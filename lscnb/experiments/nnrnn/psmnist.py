@@ -87,7 +87,8 @@ def _accuracy(model, x, y, batch: int = 500) -> float:
 
 def psmnist_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one model on permuted pixel-by-pixel MNIST (classification from the last state, RMSprop, Table
-    A.2 or the quick shared rates); validation accuracy after every epoch, test accuracy of the best epoch."""
+    A.2 or the quick shared rates); validation accuracy after every epoch, test accuracy of the best epoch. Both are
+    measured every epoch and kept in the history, so a run resumed from its checkpoint knows its best epoch."""
     hyper = PSMNIST_HYPER if cfg["hyper"] == "paper" else PSMNIST_QUICK_HYPER
     name = cfg["model"]
     data = psmnist_data(cfg["pool"], cfg["n_train"], cfg["n_eval"])
@@ -95,13 +96,12 @@ def psmnist_run(cfg: dict, ctx: RunContext) -> dict:
     x, y = data["train"]
     device = ctx.device
     model = CoreReadout(core, readout).to(device)
-    valid, best = [], {"valid": -1.0, "test": float("nan")}
 
-    def evaluate(model):  # validation accuracy every epoch; test accuracy of the best epoch so far
-        valid.append(_accuracy(model, *(t.to(device) for t in data["valid"])))
-        if valid[-1] > best["valid"]:
-            best.update(valid=valid[-1], test=_accuracy(model, *(t.to(device) for t in data["test"])))
-        return {"valid_acc": valid[-1]}
+    def evaluate(model):  # every epoch, both accuracies, kept in the history (and so in a checkpoint)
+        return {
+            "valid_acc": _accuracy(model, *(t.to(device) for t in data["valid"])),
+            "test_acc": _accuracy(model, *(t.to(device) for t in data["test"])),
+        }
 
     batches = EpochBatches(len(y), cfg["batch"], ctx.seed, drop_last=True)
     hist = fit(
@@ -113,15 +113,18 @@ def psmnist_run(cfg: dict, ctx: RunContext) -> dict:
         penalty=lambda model: model.gamma_penalty(hyper[name].get("delta", 0.0)),
         eval_fn=evaluate,
         eval_every=batches.per_epoch,
+        checkpoint=ctx.checkpoint,
         device=device,
         progress=ctx.progress,
         desc=f"psMNIST {name}",
     )
+    valid = [e["valid_acc"] for e in hist.evals]
+    at_best = hist.evals[int(np.argmax(valid))] if valid else {"valid_acc": 0.0, "test_acc": float("nan")}
     out = {
         "loss": np.array(hist.loss),
         "valid_acc": np.array(valid),
-        "best_valid": max(best["valid"], 0.0),
-        "test_at_best": best["test"],
+        "best_valid": max(at_best["valid_acc"], 0.0),
+        "test_at_best": at_best["test_acc"],  # the test accuracy of the first epoch with the best validation
         "diverged": hist.diverged,
         "params": effective_parameters(core, readout),
         "steps": int(x.shape[1]),

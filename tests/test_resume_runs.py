@@ -1,0 +1,73 @@
+"""Long full-profile runs checkpoint, so a GPU plan's commands of a few minutes can finish them: a run killed after
+some steps resumes from its checkpoint and ends where an uninterrupted run ends (at the figure's smoke size)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+import torch
+
+from lscnb import train
+from lscnb.config import Profile
+from lscnb.figures import smoke_runs
+from lscnb.runs import RunContext
+
+CASES = {  # chapter, figure, the module whose fit the run calls
+    "lsc/drnn": ("lsc", "drnn", "lscnb.experiments.lsc.drnn"),
+    "lsc/lru": ("lsc", "lru", "lscnb.experiments.lsc.lru"),
+    "nnrnn/psmnist": ("nnrnn", "psmnist", "lscnb.experiments.nnrnn.psmnist"),
+}
+
+
+def _compute(run, checkpoint=None):
+    torch.manual_seed(123)  # the global RNG as another process would leave it: runs seed what they draw
+    return run.fn(dict(run.config), RunContext(Profile("full", "cpu"), "cpu", run.seed, checkpoint, False))
+
+
+def _fit_that_dies(real, die_at):
+    """``fit`` that saves every step and, with ``die_at``, is killed when it asks for batch ``die_at`` of its first
+    training."""
+    calls = []
+
+    def fit(model, batch_fn, *args, **kwargs):
+        calls.append(kwargs.get("checkpoint"))
+        first = len(calls) == 1
+
+        def batch(k):
+            if first and die_at is not None and k == die_at:
+                raise KeyboardInterrupt
+            return batch_fn(k)
+
+        return real(model, batch, *args, **{**kwargs, "checkpoint_every": 1})
+
+    return fit, calls
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_killed_run_resumes_and_ends_where_a_whole_one_ends(case, tmp_path, monkeypatch):
+    chapter, figure, where = CASES[case]
+    run = smoke_runs(importlib.import_module(f"lscnb.experiments.{chapter}"), figure)[0]
+    module = importlib.import_module(where)
+    real = train.fit
+
+    def use(fit):  # the run's module, or lscnb.train where the run imports fit when it runs
+        monkeypatch.setattr(module if hasattr(module, "fit") else train, "fit", fit)
+
+    use(_fit_that_dies(real, None)[0])
+    whole = _compute(run)
+    dying, calls = _fit_that_dies(real, 1)
+    use(dying)
+    with pytest.raises(KeyboardInterrupt):
+        _compute(run, tmp_path / "run.ckpt")
+    assert calls[0] is not None and calls[0].exists(), calls  # the first training left its checkpoint
+    use(_fit_that_dies(real, None)[0])
+    resumed = _compute(run, tmp_path / "run.ckpt")
+    assert sorted(resumed) == sorted(whole)
+    for key, value in whole.items():
+        if isinstance(value, (float, int, np.ndarray, np.floating)) and not isinstance(value, bool):
+            np.testing.assert_allclose(resumed[key], value, rtol=1e-9, err_msg=key)
+        else:
+            assert resumed[key] == value, key
+    assert not [p for p in tmp_path.glob("*.ckpt") if p.name != "run.ckpt"]  # the sweep removes run.ckpt itself
