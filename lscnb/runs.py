@@ -114,8 +114,10 @@ class RunContext:
 
 
 def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = None, progress: bool = True) -> Result:
-    """Run one run and return its result with provenance (nothing is written but the run's own checkpoint)."""
+    """Run one run and return its result with provenance (nothing is written but the run's own checkpoint).
+    ``checkpoint`` may come as a string (the process and Ray executors send one); the run gets a Path."""
     seed_everything(run.seed)
+    checkpoint = Path(checkpoint) if checkpoint is not None else None
     ctx = RunContext(profile, profile.device, run.seed, checkpoint, progress)
     start = time.perf_counter()
     outputs = run.fn(dict(run.config), ctx)

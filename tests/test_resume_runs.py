@@ -4,6 +4,7 @@ some steps resumes from its checkpoint and ends where an uninterrupted run ends 
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -71,3 +72,19 @@ def test_a_killed_run_resumes_and_ends_where_a_whole_one_ends(case, tmp_path, mo
         else:
             assert resumed[key] == value, key
     assert not [p for p in tmp_path.glob("*.ckpt") if p.name != "run.ckpt"]  # the sweep removes run.ckpt itself
+
+
+def _records_its_checkpoint(cfg, ctx):
+    return {"is_path": isinstance(ctx.checkpoint, Path), "name": str(ctx.checkpoint)}
+
+
+def test_a_run_gets_its_checkpoint_as_a_path_whatever_the_executor_sent(tmp_path):
+    """The process and Ray executors send the checkpoint as a string; runs call Path methods on it."""
+    from lscnb.runs import Run, compute
+
+    run = Run("fake", "fig", "one", _records_its_checkpoint, {"seed": 0})
+    sent = str(tmp_path / "one.ckpt")
+    for given in (sent, Path(sent)):
+        result = compute(run, Profile("full", "cpu"), "full", given, False)
+        assert result.metrics["is_path"] is True and result.metrics["name"] == sent
+    assert compute(run, Profile("full", "cpu"), "full", None, False).metrics["name"] == "None"
