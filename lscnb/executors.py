@@ -9,6 +9,7 @@ sweep stores each result as it arrives, so the driver owns the store and workers
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections.abc import Iterator
@@ -130,7 +131,25 @@ class RayExecutor:
 def _init_worker(threads: int) -> None:
     import torch
 
+    _die_with_parent()
     torch.set_num_threads(threads)
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the kernel kill this worker when the process that started it dies (``PR_SET_PDEATHSIG``), so
+    a sweep killed with SIGKILL leaves no worker computing on; elsewhere a no-op."""
+    import ctypes
+    import os
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 class ProcessExecutor:

@@ -139,3 +139,52 @@ def test_process_executor_matches_local_and_records_failures(stores):
 def test_process_executor_rejects_bad_workers():
     with pytest.raises(ValueError, match="workers"):
         executors.make_executor("processes", workers=0)
+
+
+ORPHAN_SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    from lscnb import config, sweep
+
+    def slow(cfg, ctx):
+        with open(cfg["pid_file"], "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(120)
+        return {"x": 1.0}
+
+    if __name__ == "__main__":
+        runs = [sweep.Run("toy", "slow", "x0", slow, {"pid_file": sys.argv[1]})]
+        sweep.run_sweep(runs, config.resolve("full", device="cpu"), executor="processes", workers=1, progress=False)
+""")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie has stopped computing; only its exit status is left
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_process_sweep_killed_with_sigkill_leaves_no_worker(tmp_path):
+    """kill -9 of a sweep must not leave its workers computing on (they held two cores here for an hour)."""
+    root = Path(__file__).resolve().parent.parent
+    script, pid_file = tmp_path / "orphan.py", tmp_path / "worker.pid"
+    script.write_text(ORPHAN_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(root), LSCNB_GIT_COMMIT="test", LSCNB_RESULTS=str(tmp_path / "results"))
+    proc = subprocess.Popen([sys.executable, str(script), str(pid_file)], env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (pid_file.exists() and pid_file.read_text()):
+        time.sleep(0.2)
+    assert pid_file.exists(), "the worker never started"
+    worker = int(pid_file.read_text())
+    assert _alive(worker)
+    proc.kill()
+    proc.wait()
+    deadline = time.time() + 20
+    while time.time() < deadline and _alive(worker):
+        time.sleep(0.2)
+    alive = _alive(worker)
+    if alive:
+        os.kill(worker, 9)
+    assert not alive, "the worker outlived its killed sweep"
