@@ -8,17 +8,17 @@ Calibration. The runs of a figure that differ only by their seed share a *shape*
 calibration config: its full config with the count entries (:data:`COUNTS`: steps, iters, epochs, n_train, test,
 ...) and the non-numeric switches (a data source, ``real_data``) of the smoke shrink (:func:`lscnb.figures.
 smoke_entries`), its sizes (width, batch, length, ...) kept at their full values; where the smoke switches the data,
-the full data is tried first (it is timed when it is at hand). Its primary count
-(:data:`PRIMARY`) is timed at 1, at 1 again (the first timing carries the warm-up) and at as many as fit half the
-time left: the two sizes give seconds per unit and a fixed part, and the estimate is the fixed part plus the per-
-unit time at the full count (for epochs, times the data per epoch, ``n_train``). Other shrunk counts (a test set's
-size, say) stay as timed and are listed as unscaled. The estimate is a lower bound (``>=``) when the first timing
-ran out of calibration time (the time allowed, scaled), when the full sizes failed and the fully shrunk smoke config
-was timed instead, or when a smoke switch put other data in because the real data failed to load (the 8x8 digits' 64
-steps for MNIST's 784: meanfield's Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it
-is ``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch). A
-figure's shapes are timed most different first (:func:`_diverse`), as many as fit its calibration time; each untimed
-shape takes the time per unit of the timed shape nearest it (:func:`_distance`).
+the full data is tried first (it is timed when it is at hand). Its primary count (:data:`PRIMARY`) is timed at 1, at
+1 again (the first timing carries the warm-up) and at as many as fit half the time left: the two sizes give seconds
+per unit and a fixed part, and the estimate is the fixed part plus the per- unit time at the full count (for epochs,
+times the data per epoch, ``n_train``). Other shrunk counts (a test set's size, say) stay as timed and are listed as
+unscaled. The estimate is a lower bound (``>=``) when the first timing ran out of calibration time (the time
+allowed, scaled), when the full sizes failed and the fully shrunk smoke config was timed instead, or when a smoke
+switch put other data in because the real data failed to load (the 8x8 digits' 64 steps for MNIST's 784: meanfield's
+Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it is ``open`` (not estimated) when
+the data set sets a run's length (``steps=None``, the whole data set per epoch). A figure's shapes are timed largest
+first, then most different (:func:`_diverse`), as many as fit its calibration time; each untimed shape takes the
+time per unit of the timed shape nearest it (:func:`_distance`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ SEEDS = ("seed", "seed_offset")  # runs that differ only in these share a shape
 CHUNK_S = 540.0  # 9 minutes: one command of the plan
 CPU_LIMIT_S = 3600.0  # a figure above this on the CPU is marked GPU
 CALIBRATION_S = 5.0
-CACHE_VERSION = 2  # 2: the real data is timed where it loads
+CACHE_VERSION = 3  # 2: the real data is timed where it loads; 3: the largest shape first
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 
 
@@ -340,10 +340,16 @@ def _distance(a: dict, b: dict) -> float:
     return d
 
 
+def _size(config: dict) -> float:
+    """How large a config is: the sum of log2 of its positive integer entries (widths, lengths, counts)."""
+    return sum(math.log2(v) for k, v in config.items() if k not in SEEDS and type(v) is int and v > 0)
+
+
 def _diverse(configs: list[dict]) -> list[int]:
-    """The order in which a figure's shapes are timed: the first, then each time the one farthest
-    (:func:`_distance`) from all those before it."""
-    order = [0] if configs else []
+    """The order in which a figure's shapes are timed: the largest (:func:`_size`; the untimed shapes take the time
+    per unit of the nearest timed one, so this errs towards too long, not too short), then each time the one
+    farthest (:func:`_distance`) from all those before it."""
+    order = [max(range(len(configs)), key=lambda i: (_size(configs[i]), -i))] if configs else []
     while len(order) < len(configs):
         rest = [i for i in range(len(configs)) if i not in order]
         order.append(max(rest, key=lambda i: (min(_distance(configs[i], configs[j]) for j in order), -i)))

@@ -70,7 +70,8 @@ def test_the_most_different_shapes_are_timed_first():
     assert plan._diverse(configs)[:2] == [0, 4]  # a-x, then b-y (both entries differ)
     assert sorted(plan._diverse(configs)) == list(range(6))
     lengths = [{"length": n, "width": 128} for n in (4, 16, 64, 256, 1024)]
-    assert plan._diverse(lengths)[:3] == [0, 4, 2]  # the shortest, the longest, the middle
+    assert plan._diverse(lengths)[:3] == [4, 0, 2]  # the longest (untimed ones then err long), shortest, middle
+    assert plan._diverse([{"lr": 0.1, "n": 8}, {"lr": 0.001, "n": 8}, {"lr": 0.1, "n": 16}])[0] == 2  # sizes only
     assert plan._distance(lengths[0], lengths[1]) < plan._distance(lengths[0], lengths[4]) < 1
     assert plan._distance(configs[0], {**configs[0], "seed": 5}) == 0
 
