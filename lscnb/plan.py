@@ -10,7 +10,7 @@ calibration config: its full config with the count entries (:data:`COUNTS`: step
 smoke_entries`), its sizes (width, batch, length, ...) kept at their full values; where the smoke switches the data,
 the full data is tried first (it is timed when it is at hand). Its primary count (:data:`PRIMARY`) is timed at 1, at
 1 again (the first timing carries the warm-up) and at as many as fit half the time left: the two sizes give seconds
-per unit and a fixed part, and the estimate is the fixed part plus the per- unit time at the full count (for epochs,
+per unit and a fixed part, and the estimate is the fixed part plus the per-unit time at the full count (for epochs,
 times the data per epoch, ``n_train``). Other shrunk counts (a test set's size, say) stay as timed and are listed as
 unscaled. The estimate is a lower bound (``>=``) when the first timing ran out of calibration time (the time
 allowed, scaled), when the full sizes failed and the fully shrunk smoke config was timed instead, or when a smoke
