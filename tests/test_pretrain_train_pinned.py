@@ -53,8 +53,9 @@ def test_pretrain_ffn_feeds_each_step_its_own_batch():
     assert seen == [0, 1, 2]
 
 
-def _lru_hooks(monkeypatch):
-    """Record what pretrain_lru hands to pretrain, and the step t each transitions(step) asks lru_transitions for."""
+def _pretrain_hooks(monkeypatch, transitions_fn: str):
+    """Record what pretrain_lru / pretrain_stack hands to pretrain, and the step t each transitions(step) asks
+    ``transitions_fn`` (lru_transitions or stack_transitions) for."""
     handed, steps_at = {}, []
 
     def fake_pretrain(transitions, groups, **kwargs):
@@ -62,13 +63,13 @@ def _lru_hooks(monkeypatch):
         return P.PretrainHistory()
 
     monkeypatch.setattr(P, "pretrain", fake_pretrain)
-    monkeypatch.setattr(P, "lru_transitions", lambda model, tokens, t: steps_at.append(t) or {})
+    monkeypatch.setattr(P, transitions_fn, lambda model, x, t: steps_at.append(t) or {})
     return handed, steps_at
 
 
 def test_pretrain_lru_defaults_reach_pretrain(monkeypatch):
     """Target 1 (the paper's rho_t) and pretrain_lru's own 100 steps, not pretrain's 200."""
-    handed, _ = _lru_hooks(monkeypatch)
+    handed, _ = _pretrain_hooks(monkeypatch, "lru_transitions")
     P.pretrain_lru(DeepLRU(3, 2, d_model=4, d_state=3, depth=1), lambda step: torch.zeros(1, 5))
     assert handed["target"] == 1.0 and handed["steps"] == 100
 
@@ -80,7 +81,7 @@ def test_pretrain_lru_draws_its_steps_from_its_seed(monkeypatch, seed):
     g = torch.Generator().manual_seed(0 if seed is None else seed)
     expected = [int(torch.randint(1000, (), generator=g)) for _ in range(3)]
     for state in (1, 2):
-        handed, steps_at = _lru_hooks(monkeypatch)
+        handed, steps_at = _pretrain_hooks(monkeypatch, "lru_transitions")
         seen = []
         inputs = lambda step: seen.append(step) or torch.zeros(1, 1000)  # noqa: E731
         options = {} if seed is None else {"seed": seed}
@@ -269,23 +270,10 @@ def test_stack_scale_groups_after_a_cell_that_names_its_own():
     assert all([id(p) for p in groups[k]] == [id(p) for p in v] for k, v in expected.items())
 
 
-def _stack_hooks(monkeypatch):
-    """Record what pretrain_stack hands to pretrain, and the step t each transitions(step) asks for."""
-    handed, steps_at = {}, []
-
-    def fake_pretrain(transitions, groups, **kwargs):
-        handed.update(kwargs, transitions=transitions)
-        return P.PretrainHistory()
-
-    monkeypatch.setattr(P, "pretrain", fake_pretrain)
-    monkeypatch.setattr(P, "stack_transitions", lambda stack, x, t: steps_at.append(t) or {})
-    return handed, steps_at
-
-
 @pytest.mark.parametrize("kwargs, target, steps", [({}, 1.0, 100), ({"target": 0.5, "steps": 7}, 0.5, 7)])
 def test_pretrain_stack_hands_its_target_and_steps_to_pretrain(monkeypatch, kwargs, target, steps):
     """Target 1 (the paper's rho_t) and pretrain_stack's own 100 steps by default, else those given."""
-    handed, _ = _stack_hooks(monkeypatch)
+    handed, _ = _pretrain_hooks(monkeypatch, "stack_transitions")
     P.pretrain_stack(Stack([RNNCell(1, 2)]), lambda step: torch.zeros(1, 5, 1), **kwargs)
     assert handed["target"] == target and handed["steps"] == steps
 
@@ -297,7 +285,7 @@ def test_pretrain_stack_draws_its_steps_from_its_seed(monkeypatch, seed):
     g = torch.Generator().manual_seed(0 if seed is None else seed)
     expected = [int(torch.randint(1000, (), generator=g)) for _ in range(3)]
     for state in (1, 2):
-        handed, steps_at = _stack_hooks(monkeypatch)
+        handed, steps_at = _pretrain_hooks(monkeypatch, "stack_transitions")
         seen = []
         inputs = lambda step: seen.append(step) or torch.zeros(1, 1000, 1)  # noqa: E731
         P.pretrain_stack(Stack([RNNCell(1, 2)]), inputs, **({} if seed is None else {"seed": seed}))
