@@ -113,6 +113,23 @@ class RunContext:
     progress: bool = True
 
 
+def part_checkpoints(checkpoint: Path | None, names) -> dict:
+    """One checkpoint per part of a run that trains several models in turn: ``<run>.<name>.ckpt`` beside the run's
+    own ``checkpoint``, or None for each where the run keeps none. :func:`remove_checkpoints` drops them once the
+    run is done (a killed run keeps them, to resume)."""
+    if checkpoint is None:
+        return dict.fromkeys(names)
+    base = Path(checkpoint)
+    return {name: base.with_name(f"{base.stem}.{name}.ckpt") for name in names}
+
+
+def remove_checkpoints(paths: dict) -> None:
+    """Delete the :func:`part_checkpoints` of a finished run."""
+    for path in paths.values():
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+
 def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = None, progress: bool = True) -> Result:
     """Run one run and return its result with provenance (nothing is written but the run's own checkpoint).
     ``checkpoint`` may come as a string (the process and Ray executors send one); the run gets a Path."""

@@ -11,6 +11,7 @@ import torch
 
 from ... import plot
 from ...config import Profile
+from ...runs import part_checkpoints, remove_checkpoints
 from ...sweep import Run, RunContext, gather
 from .common import CHAPTER, SIZES
 
@@ -112,8 +113,7 @@ def lru_run(cfg: dict, ctx: RunContext) -> dict:
         return math.exp(min(ce, 50.0))
 
     unclipped = None
-    base = ctx.checkpoint  # one checkpoint per clip setting; they go when the run is done
-    ckpts = {c: base.with_name(f"{base.stem}.{'clip' if c else 'noclip'}.ckpt") if base else None for c in cfg["clips"]}
+    ckpts = part_checkpoints(ctx.checkpoint, ["clip" if c else "noclip" for c in cfg["clips"]])
     for clip in cfg["clips"]:
         tag = "clip" if clip else "noclip"
         if clip and unclipped is not None and not unclipped.diverged and max(unclipped.grad_norm) < 0.999 * clip:
@@ -132,7 +132,7 @@ def lru_run(cfg: dict, ctx: RunContext) -> dict:
             clip=clip,
             eval_fn=lambda mm: {"ppl": perplexity(mm, xv, yv)},
             eval_every=cfg["eval_every"],
-            checkpoint=ckpts[clip],
+            checkpoint=ckpts[tag],
             generators=(g,),
             progress=False,
             device=ctx.device,
@@ -145,9 +145,7 @@ def lru_run(cfg: dict, ctx: RunContext) -> dict:
         out[f"eval_steps_{tag}"] = np.array([e["step"] for e in hist.evals]) if not hist.diverged else np.array([0])
         out[f"test_{tag}"] = perplexity(m, xt, yt) if not hist.diverged else float("nan")
         out[f"diverged_{tag}"] = hist.diverged
-    for ckpt in ckpts.values():
-        if ckpt is not None:
-            ckpt.unlink(missing_ok=True)
+    remove_checkpoints(ckpts)
     return out
 
 

@@ -14,6 +14,7 @@ from ...models.unified import (
     critical_theta,
     standard_theta,
 )
+from ...runs import part_checkpoints, remove_checkpoints
 from ...sweep import Run, RunContext
 from ...theory import meanfield as mf
 from ...train import fit
@@ -159,8 +160,7 @@ def curve_run(cfg: dict, ctx: RunContext) -> dict:
     T = probe_x.shape[1]
     out = {"length": T}
     inits = {"standard": standard_theta("peephole", dim, cfg["width"]), "critical": critical_theta("peephole")}
-    base = ctx.checkpoint  # one checkpoint per model; a finished one restores the shared generator for the next
-    ckpts = {k: base.with_name(f"{base.stem}.{k}.ckpt") if base is not None else None for k in inits}
+    ckpts = part_checkpoints(ctx.checkpoint, inits)  # a finished model's restores the shared generator for the next
     for name, theta in inits.items():
         torch.manual_seed(ctx.seed)
         model = GatedClassifier([theta], cfg["width"], dim, T, classes, untied=False, seed=ctx.seed).to(device)
@@ -189,9 +189,7 @@ def curve_run(cfg: dict, ctx: RunContext) -> dict:
         out[f"{name}_accuracy"] = np.array([start] + [e["accuracy"] for e in hist.evals], dtype=float)
         out[f"{name}_diverged"] = hist.diverged
         out[f"{name}_final_loss"] = float(hist.loss[-1]) if hist.loss else float("nan")
-    for ckpt in ckpts.values():  # both finished: their checkpoints go
-        if ckpt is not None:
-            ckpt.unlink(missing_ok=True)
+    remove_checkpoints(ckpts)  # both finished
     return out
 
 
@@ -315,8 +313,7 @@ def table2_run(cfg: dict, ctx: RunContext) -> dict:
     T = xtr.shape[1]
     thetas = {"standard": standard_theta("peephole", 1, cfg["width"]), "critical": critical_theta("peephole")}
     out = {"accuracy": {}, "diverged": {}, "final_loss": {}, "length": T}
-    base = ctx.checkpoint
-    ckpts = {k: base.with_name(f"{base.stem}.{k}.ckpt") if base is not None else None for k in thetas}
+    ckpts = part_checkpoints(ctx.checkpoint, thetas)
     for name, theta in thetas.items():
         torch.manual_seed(ctx.seed)
         model = GatedClassifier([theta], cfg["width"], 1, T, 10, untied=False, seed=ctx.seed).to(device)
@@ -334,9 +331,7 @@ def table2_run(cfg: dict, ctx: RunContext) -> dict:
         out["accuracy"][name] = float(stacked_accuracy(model, xte, yte, 1000)[0])
         out["diverged"][name] = hist.diverged
         out["final_loss"][name] = float(hist.loss[-1]) if hist.loss else float("nan")
-    for ckpt in ckpts.values():  # both finished: their checkpoints go
-        if ckpt is not None:
-            ckpt.unlink(missing_ok=True)
+    remove_checkpoints(ckpts)  # both finished
     return out
 
 
