@@ -22,22 +22,31 @@ across machines; absolute times are not. The parallel scan does O(T log T) work:
 expected to win on a few CPU cores."""
 
 
+TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--tables", default=",".join(TABLES), help=f"comma-separated, of {', '.join(TABLES)} (default all)")
     args = p.parse_args(argv)
+    tables = args.tables.split(",")
+    if bad := [t for t in tables if t not in TABLES]:
+        p.error(f"--tables: unknown {', '.join(bad)} (choose from {', '.join(TABLES)})")
     dev = ["--device", args.device]
     kind = torch.device(args.device).type
     head = f"# Benchmarks on `{kind}`\n\nMade by `python bench/run_all.py --device {args.device}`.\n{NOTE}\n\n"
-    benches = [
-        lambda: scan.main(dev),
-        lambda: scan.main(dev + ["--backward"]),
-        lambda: spectra.main(dev),
-        lambda: cells.main(dev),
-        lambda: batched.main(dev),
-    ]
+    benches = {
+        "fwd": lambda: scan.main(dev),
+        "fwd+bwd": lambda: scan.main(dev + ["--backward"]),
+        "spectra": lambda: spectra.main(dev),
+        "cells": lambda: cells.main(dev),
+        "batched": lambda: batched.main(dev),
+    }
     buf = io.StringIO()
-    for bench in benches:  # the file is rewritten after each table, so a run cut short keeps what finished
+    for bench in (
+        benches[t] for t in TABLES if t in tables
+    ):  # the file is rewritten after each table, so a run cut short keeps what finished
         with redirect_stdout(buf):
             bench()
         (HERE / f"RESULTS-{kind}.md").write_text(head + buf.getvalue())

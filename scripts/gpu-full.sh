@@ -4,10 +4,15 @@
 # Resumable: call it again with the unpacked results in place and finished runs are skipped.
 #
 # usage: [LSCNB_GIT_COMMIT=hash] OUT=dir scripts/gpu-full.sh SECONDS ITEM [ITEM ...]
-#   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS], or smoke (every figure's full code path shrunk to
-#   seconds on the GPU, `python -m lscnb smoke`: a device bug shows in minutes, before any long run), or bench (the
-#   benchmarks of bench/, run so that no other GPU work shares the GPU while they time; RESULTS-cuda.md and their
-#   JSON go to $OUT/bench). smoke and bench run before the GPU items, in the order given.
+#   ITEM = CHAPTER[:FIGURE,FIGURE...][@DEVICE][*WORKERS], or one of these GPU steps, each optionally capped at
+#   =SECONDS of its own:
+#     smoke[:CHAPTER,...]  every figure's full code path shrunk to seconds on the GPU (`python -m lscnb smoke`):
+#                          a device bug shows in minutes, before any long run
+#     plan                 calibrate the plan on the GPU (`python -m lscnb plan --device cuda --json`): the plan
+#                          goes to $OUT/plan-cuda.json, its calibration cache to $OUT/plan-calibration-cuda.json
+#     bench[:TABLE,...]    the benchmarks of bench/ (all, or the named tables of run_all.py --tables), run so that
+#                          no other GPU work shares the GPU while they time; RESULTS-cuda.md and JSON go to $OUT/bench
+#   The steps run before the GPU items, in the order given.
 # SECONDS bounds the whole call: every step gets what is left of it. Items on the CPU (@cpu) start at once, on the
 # machine's cores (leave two of them to smoke and bench), while smoke and bench use the GPU; GPU items start after.
 #   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3
@@ -16,6 +21,7 @@
 # What to run: `python -m lscnb plan --device cuda --budget 9m --items` prints the owed figures that fit the budget,
 # cheapest per paper item first, as ITEMs (CHAPTER:FIG,FIG@cuda), so
 #   OUT=out scripts/gpu-full.sh 520 smoke $(python -m lscnb plan --device cuda --budget 8m --items)
+# or, in a first window, with no calibration yet:  OUT=out scripts/gpu-full.sh 540 smoke=120 plan=240 bench
 # (the plan times each owed figure for a few seconds the first time, cached in _build/plan-calibration-cuda.json).
 set -u
 limit="$1"; shift
@@ -51,25 +57,33 @@ run_item() {  # ITEM: one chapter's full runs, within what is left of the limit
     > "$log" 2>&1
   echo "exit $? after $(( $(date +%s) - start )) s" >> "$log"
 }
+step() {  # STEP[:ARGS][=SECONDS]: one GPU step, within its cap and what is left of the limit
+  local spec="${1%%=*}" cap args name t rc
+  cap=$(left); [ "$spec" != "$1" ] && [ "${1##*=}" -lt "$cap" ] && cap="${1##*=}"
+  name="${spec%%:*}"; args=""; [ "$name" != "$spec" ] && args="${spec#*:}"
+  t=(timeout --signal=INT --kill-after=20 "$cap")
+  case "$name" in
+    smoke) "${t[@]}" python3 -m lscnb smoke --device cuda ${args//,/ } > "$OUT/logs/smoke.log" 2>&1; rc=$? ;;
+    plan) "${t[@]}" python3 -m lscnb plan --device cuda --json --cache _build/plan-calibration-cuda.json \
+            > "$OUT/plan-cuda.json" 2> "$OUT/logs/plan.log"; rc=$?
+          cp _build/plan-calibration-cuda.json "$OUT/" 2>/dev/null ;;
+    bench) mkdir -p "$OUT/bench"
+           "${t[@]}" python3 bench/run_all.py --device cuda ${args:+--tables "$args"} > "$OUT/logs/bench.log" 2>&1
+           rc=$?; cp bench/RESULTS-cuda.md bench/results/*-cuda.json "$OUT/bench/" 2>/dev/null ;;
+  esac
+  echo "exit $rc" >> "$OUT/logs/$name.log"
+}
 gpu_items=()
 for item in "$@"; do
   case "$item" in
-    smoke|bench) ;;
+    smoke|smoke[:=]*|plan|plan=*|bench|bench[:=]*) ;;
     *@cpu|*@cpu\**) run_item "$item" & ;;
     *) gpu_items+=("$item") ;;
   esac
 done
 for item in "$@"; do
   [ "$(left)" -gt 5 ] || break
-  if [ "$item" = smoke ]; then
-    timeout --signal=INT --kill-after=20 "$(left)" python3 -m lscnb smoke --device cuda > "$OUT/logs/smoke.log" 2>&1
-    echo "exit $?" >> "$OUT/logs/smoke.log"
-  elif [ "$item" = bench ]; then
-    mkdir -p "$OUT/bench"
-    timeout --signal=INT --kill-after=20 "$(left)" python3 bench/run_all.py --device cuda > "$OUT/logs/bench.log" 2>&1
-    echo "exit $?" >> "$OUT/logs/bench.log"
-    cp bench/RESULTS-cuda.md bench/results/*-cuda.json "$OUT/bench/" 2>/dev/null
-  fi
+  case "$item" in smoke|smoke[:=]*|plan|plan=*|bench|bench[:=]*) step "$item" ;; esac
 done
 for item in "${gpu_items[@]}"; do
   [ "$(left)" -gt 5 ] && run_item "$item" &

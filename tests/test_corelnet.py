@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from lscnb.config import Profile
 from lscnb.data.objects import load_objects
 from lscnb.data.relational import TASKS, comparison, split
 from lscnb.models.relational import (
@@ -211,10 +212,28 @@ def test_size_comparison_tasks():
         resized(imgs, sizes=(40,))
 
 
+def test_full_runs_refuse_the_rendered_stand_in(monkeypatch):
+    """A full-profile result passes as the paper's data, so without the ESBN images a full run fails where a quick one
+    falls back to the rendered glyphs (25 runs of Fig. C.4 made on a machine without the images were glyphs)."""
+    from lscnb.data import files
+    from lscnb.experiments.corelnet import common
+
+    monkeypatch.setattr(files, "find", lambda *a, **k: None)
+    quick, full = (types.SimpleNamespace(profile=Profile(p), seed=0) for p in ("quick", "full"))
+    assert "rendered glyphs" in common.objects(quick).source
+    with pytest.raises(FileNotFoundError, match="esbn_objects"):
+        common.objects(full)
+    from lscnb.experiments import corelnet as ex
+
+    run = ex.FIGURES["separated"]("full")[0]
+    with pytest.raises(FileNotFoundError, match="esbn_objects"):
+        run.fn(dict(run.config, iters=1, test=4), types.SimpleNamespace(profile=Profile("full"), device="cpu", seed=0))
+
+
 def test_appendix_curves_figs_c8_to_c11():
     from lscnb.experiments import corelnet as ex
 
-    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    ctx = types.SimpleNamespace(profile=Profile("quick"), device="cpu", seed=0, checkpoint=None, progress=False)
     full = {
         f: ex.FIGURES[f]("full") for f in ("mcurve_encoder", "mcurve_sym", "mcurve_unseen", "mcurve_unseen_encoder")
     }

@@ -7,11 +7,11 @@ import numpy as np
 import torch
 
 from ... import plot
-from ...data.objects import load_objects, resized
+from ...data.objects import resized
 from ...data.relational import SIZE_PAIRS, TASKS, comparison, size_comparison, split
 from ...models.relational import encode_objects
 from ...sweep import Run, RunContext
-from .common import CHAPTER, EXTREME_M, SIZES, _embeddings, accuracy_table, make_model, task_run, train_eval
+from .common import CHAPTER, EXTREME_M, SIZES, _embeddings, accuracy_table, make_model, objects, task_run, train_eval
 
 
 # --------------------------------------------------------------------------------------------- ch. 7
@@ -19,7 +19,7 @@ def comparison_run(cfg: dict, ctx: RunContext) -> dict:
     """CoRelNet or CoRelNet diff on the comparison task (a hidden total order of the 100 objects); the test set
     is swap-balanced."""
     torch.manual_seed(ctx.seed)
-    emb, source = _embeddings(ctx.seed)
+    emb, source = _embeddings(ctx)
     rank = torch.randperm(
         100, generator=torch.Generator().manual_seed(7)
     )  # the hidden order is the task: one for all seeds
@@ -92,7 +92,7 @@ def sizes_run(cfg: dict, ctx: RunContext) -> dict:
     trained on (M, L), (S, M) and their swaps, tested on (S, L), (L, S). Test objects are held-out shapes; random frozen
     encoder on the objects drawn at 12, 20 and 28 pixels."""
     torch.manual_seed(ctx.seed)
-    objs = load_objects()
+    objs = objects(ctx)
     emb = encode_objects(resized(objs.images), seed=ctx.seed)
     train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     train, test = (

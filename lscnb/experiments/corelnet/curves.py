@@ -8,11 +8,10 @@ import numpy as np
 import torch
 
 from ... import plot
-from ...data.objects import load_objects
 from ...data.relational import SEPARATED, TASKS, UNSEEN, colours, split
 from ...models.relational import Encoded, encode_colours, encode_objects
 from ...sweep import Run, RunContext
-from .common import CAT_PAIRS, CHAPTER, CURVE_MODELS, EXTREME_M, UNSEEN_M, make_model, task_run, train_eval
+from .common import CAT_PAIRS, CHAPTER, CURVE_MODELS, EXTREME_M, UNSEEN_M, make_model, objects, task_run, train_eval
 from .comparison import SIZE_MODELS
 from .encoders import encoder_run
 from .ood import M_GRID
@@ -60,7 +59,7 @@ learned encoder (~0.1 s a step for two images on this CPU) runs in the full prof
 def unseen_encoder_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on an unseen-relation task behind a random frozen or a learned conv encoder (Fig. 5.5 right)."""
     torch.manual_seed(ctx.seed)
-    objs = load_objects()
+    objs = objects(ctx)
     net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=ctx.seed, learn=cfg["encoder"] == "learned")
     fn = UNSEEN[cfg["task"]][0]
     train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
@@ -325,7 +324,7 @@ def separated_run(cfg: dict, ctx: RunContext) -> dict:
     and 100 plain colour images are embedded once by the same random frozen encoder; shapes are split by ``m``, the
     colours are the same in training and test."""
     torch.manual_seed(ctx.seed)
-    objs = load_objects()
+    objs = objects(ctx)
     emb = torch.cat(
         [encode_objects(objs.images, seed=ctx.seed), encode_colours(colours(), seed=ctx.seed)]
     )  # colours fixed as in the code

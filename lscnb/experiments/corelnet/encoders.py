@@ -7,11 +7,10 @@ import numpy as np
 import torch
 
 from ... import plot
-from ...data.objects import load_objects
 from ...data.relational import TASKS, coloured, colours, split
 from ...models.relational import Encoded
 from ...sweep import Run, RunContext
-from .common import CHAPTER, CURVE_MODELS, EXTREME_M, make_model, train_eval
+from .common import CHAPTER, CURVE_MODELS, EXTREME_M, make_model, objects, train_eval
 
 # --------------------------------------------------------------------------------------------- Fig. 5.6
 ENCODERS = {
@@ -29,7 +28,7 @@ def _encoded_run(cfg: dict, palette, ctx) -> dict:
     """One model on a basic task behind the encoder ``cfg["encoder"]`` (a key of :data:`ENCODERS`), objects coloured by
     ``palette`` (or grey)."""
     torch.manual_seed(ctx.seed)
-    objs = load_objects()
+    objs = objects(ctx)
     enc = cfg["encoder"]
     net = Encoded(
         make_model(cfg["model"], cfg["task"]),

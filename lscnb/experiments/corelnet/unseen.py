@@ -17,7 +17,7 @@ def unseen_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on an unseen-relation task: trained on the training patterns of the training shapes, tested on
     the test patterns (relations never seen) of the held-out shapes."""
     torch.manual_seed(ctx.seed)
-    emb, source = _embeddings(ctx.seed)
+    emb, source = _embeddings(ctx)
     train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     fn = {**UNSEEN, **APPENDIX_UNSEEN}[cfg["task"]][0]
     out = train_eval(
