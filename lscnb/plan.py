@@ -266,6 +266,8 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
         except Exception:
             if n1 == tries[-1]:
                 raise
+    if t1 is None:  # the first run of a process can be all warm-up (cuDNN loaded, kernels compiled): once more, afresh
+        t1 = timer(run, {**cfg, key: n1}, device, seconds)
     full_n = full[key]
     factor, per_epoch, known = _per_epoch(full, cfg) if key == "epochs" else (1.0, [], True)
     if full_n is None or not known:
@@ -275,7 +277,7 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
     units = (full_n or n1) * factor  # the full count, in units of the timed one
     scale = f"{key} {n1} -> {full_n} (x{units / n1:.4g})"
     if t1 is None:
-        how = f"{key} {n1}: timed out after {seconds:.1f} s, so >= {seconds / n1:.3g} s per {key.rstrip('s')}"
+        how = f"{key} {n1}: timed out twice after {seconds:.1f} s, so >= {seconds / n1:.3g} s per {key.rstrip('s')}"
         est = seconds / n1 * units if known else None
         return _result(key, [n1], [], est, ">=" if known else "open", units / n1, "; ".join([how, scale, *per_epoch]))
     if left() > 0.05:  # bounded by the deadline: a warm-up can be most of the first timing

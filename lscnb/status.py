@@ -31,14 +31,16 @@ def figure_state(module, figure: str) -> dict:
     return state
 
 
-def rows(chapter_names=None, plan: str | None = "cpu") -> list[dict]:
+def rows(chapter_names=None, plans=("cpu", "cuda")) -> list[dict]:
     """One row per source figure or table of every chapter (its registered paper items); an owed figure's row
-    carries its cost from the committed plan ``results/plan-<plan>.json`` (:func:`estimates`) under ``estimate``."""
-    cost = estimates(plan) if plan else {}
+    carries its cost from the committed plans ``results/plan-<device>.json`` (:func:`estimates`), one per device of
+    ``plans`` that has one, joined under ``estimate``."""
+    costs = [estimates(device) for device in plans]
     table = [row for name in chapter_names or sorted(chapters()) for row in chapter_rows(name, chapter_module(name))]
     for row in table:
-        if kind(row) in ("quick only", "partial") and (row["chapter"], row["figure"]) in cost:
-            row["estimate"] = cost[(row["chapter"], row["figure"])]
+        key = row["chapter"], row["figure"]
+        if kind(row) in ("quick only", "partial") and (found := [c[key] for c in costs if key in c]):
+            row["estimate"] = "; ".join(found)
     return table
 
 

@@ -127,6 +127,15 @@ def test_a_timeout_is_a_lower_bound_and_a_failure_falls_back_to_the_smoke_sizes(
     run = _runs("a")("full")[0]
     out = plan.measure(run, {"steps": 2}, "cpu", 3.0, lambda *a: None)
     assert out["bound"] == ">=" and math.isclose(out["est_s"], 3.0 * 100, rel_tol=1e-3) and "timed out" in out["how"]
+    calls = []
+
+    def warm_up(run, cfg, device, seconds):  # the process's first run is all warm-up (on a GPU: cuDNN loaded)
+        calls.append(seconds)
+        return None if len(calls) == 1 else 0.01 * cfg["steps"]
+
+    out = plan.measure(run, {"steps": 2}, "cpu", 3.0, warm_up)
+    assert out["bound"] in ("~", "=") and math.isclose(out["est_s"], 1.0) and out["t"][0] == 0.01
+    assert math.isclose(calls[1], 3.0, rel_tol=1e-3) and "timed out" not in out["how"]  # a second, full try
 
     def timer(run, cfg, device, seconds):
         if cfg["width"] != 2:

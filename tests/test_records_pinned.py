@@ -167,7 +167,7 @@ def test_split_outputs_sends_arrays_to_npz_and_plain_values_to_json():
 
 # --------------------------------------------------------------------------------------------- status
 def test_rows_without_a_plan_read_no_plan(monkeypatch):
-    """plan=None: no estimate is looked up at all."""
+    """plans=(): no estimate is looked up at all."""
 
     def no_plan(*args, **kwargs):
         raise AssertionError("estimates read")
@@ -176,7 +176,7 @@ def test_rows_without_a_plan_read_no_plan(monkeypatch):
     monkeypatch.setattr(status, "estimates", no_plan)
     monkeypatch.setattr(status, "chapter_module", lambda name: None)
     monkeypatch.setattr(status, "chapter_rows", lambda name, module: [dict(row)])
-    assert status.rows(["c"], plan=None) == [row]
+    assert status.rows(["c"], plans=()) == [row]
 
 
 class _Result:

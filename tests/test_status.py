@@ -530,8 +530,12 @@ def test_rows_attach_the_plans_estimate_to_owed_rows_only(stores, monkeypatch):
     assert table["Fig. 3"]["estimate"] == "full runs est. ~2 min on cpu, plan of ?"  # quick only
     assert "estimate" not in table["Fig. 1"] and "estimate" not in table["Tab. 1"]  # paper scale, not reproduced
     assert all(r["chapter"] == "fab" for r in table.values())
-    assert status.rows(["fab"], plan="gpu")[2]["estimate"] == "full runs est. ~2 min on G, plan of ?"
-    assert all("estimate" not in r for r in status.rows(["fab"], plan=None))
+    assert status.rows(["fab"], plans=["gpu"])[2]["estimate"] == "full runs est. ~2 min on G, plan of ?"
+    both = status.rows(["fab"], plans=["cpu", "gpu"])[2]["estimate"]  # each device's cost, in the order asked
+    assert both == "full runs est. ~2 min on cpu, plan of ?; full runs est. ~2 min on G, plan of ?"
+    assert all("estimate" not in r for r in status.rows(["fab"], plans=[]))
+    (stores / "results" / "plan-cpu.json").unlink()  # a figure in one plan only gets that plan's cost
+    assert status.rows(["fab"], plans=["cpu", "gpu"])[2]["estimate"] == "full runs est. ~2 min on G, plan of ?"
 
 
 def test_estimates_edges(tmp_path):
