@@ -76,7 +76,7 @@ def main(argv=None) -> list[dict]:
         f"scan ({kind}), batch x channels = {args.batch} x {channels}, fp32",
         rows,
         args.device,
-        f"scan-{kind}",
+        f"scan-{kind.replace('+', '-')}",  # a plain file name (a GPU machine's result files refuse "+")
         args.out,
     )
     return rows
