@@ -81,14 +81,24 @@ def _check_models(models) -> list[torch.nn.Module]:
     return list(models)
 
 
-def _check_lrs(lr, count: int) -> list[float]:
+def _check_lrs(lr, count: int, name: str = "lr") -> list[float]:
     if isinstance(lr, torch.Tensor):
         lr = lr.tolist() if lr.ndim else float(lr)
     if isinstance(lr, Sequence) and not isinstance(lr, str):
         if len(lr) != count:
-            raise ValueError(f"lr must be one number or one per model ({count}), got {len(lr)} values")
-        return [checks.positive_float(v, f"lr[{i}]") for i, v in enumerate(lr)]
-    return [checks.positive_float(lr, "lr")] * count
+            raise ValueError(f"{name} must be one number or one per model ({count}), got {len(lr)} values")
+        return [checks.positive_float(v, f"{name}[{i}]") for i, v in enumerate(lr)]
+    return [checks.positive_float(lr, name)] * count
+
+
+def _rates(opt, lrs: list[float], trainable: list) -> tuple[list, bool]:
+    """Set ``opt`` to the largest of the models' rates ``lrs``; each model's rate over it, shaped for each of the
+    ``trainable`` stacked tensors, and whether they are all equal (each optimiser's step is linear in its rate)."""
+    top = max(lrs)
+    for group in opt.param_groups:
+        group["lr"] = top
+    scale = torch.tensor([r / top for r in lrs], device=trainable[0].device, dtype=trainable[0].dtype)
+    return [scale.view(-1, *([1] * (p.ndim - 1))) for p in trainable], all(r == top for r in lrs)
 
 
 def _check_in_dims(in_dims) -> tuple:
@@ -133,6 +143,7 @@ def fit_batched(
     *,
     steps: int,
     lr: float | Sequence[float] = 1e-3,
+    schedule: Callable[[int], float | Sequence[float]] | None = None,
     optimizer: str = "adam",
     optimizer_kwargs: dict | None = None,
     clip: float | None = None,
@@ -151,9 +162,10 @@ def fit_batched(
     ``batch_fn(k)`` returns ``(x, y)`` for step ``k``: with ``in_dims=0`` each stacks one batch per model on dim 0,
     with ``None`` one batch serves every model (a pair sets x and y apart); or ``batch_fn`` is a list of per-model
     ``batch_fn`` s, whose batches are stacked. ``loss_fn(model, x, y)`` sees one model and its batch (under
-    ``vmap``: it may call the model, not change it). ``lr`` is one rate or one per model; ``optimizer`` names one of
-    :data:`lscnb.train.OPTIMIZERS`. ``clip`` clips each model's own global gradient norm. ``eval_fn(model)``, every
-    ``eval_every`` steps and at the end, runs on each model still training. ``forward`` is ``"auto"`` (a stacked
+    ``vmap``: it may call the model, not change it). ``lr`` is one rate or one per model; ``schedule(k)``, if given,
+    is step k's rate or rates in its place (what ``fit``'s ``after_step`` sets for each model); ``optimizer`` names
+    one of :data:`lscnb.train.OPTIMIZERS`. ``clip`` clips each model's own global gradient norm. ``eval_fn(model)``,
+    every ``eval_every`` steps and at the end, runs on each model still training. ``forward`` is ``"auto"`` (a stacked
     forward where one is known, else ``vmap``), ``"vmap"``, or ``forward(params, buffers, x) -> outputs`` of every
     model (then ``loss_fn`` may only call the model on x). ``randomness`` goes to ``torch.vmap`` (the default
     refuses random ops such as dropout, which could not match a solo run). Each History's ``wall_time_s`` is the
@@ -199,12 +211,11 @@ def fit_batched(
     trainable = [p for p in params.values() if p.requires_grad]
     if not trainable:
         raise ValueError("models have no trainable parameters")
-    top = max(lrs)
-    opt = OPTIMIZERS[optimizer](list(params.values()), lr=top, **(optimizer_kwargs or {}))
-    dev, dtype = trainable[0].device, trainable[0].dtype
-    scale = torch.tensor([r / top for r in lrs], device=dev, dtype=dtype)
-    scales = [scale.view(-1, *([1] * (p.ndim - 1))) for p in trainable]  # each model's rate over the largest
-    uniform = all(r == top for r in lrs)
+    if schedule is not None and not callable(schedule):
+        raise TypeError("schedule must be callable as schedule(step) -> one learning rate or one per model")
+    opt = OPTIMIZERS[optimizer](list(params.values()), lr=max(lrs), **(optimizer_kwargs or {}))
+    dev = trainable[0].device
+    scales, uniform = _rates(opt, lrs, trainable)
     base, opts = models[0], dict(randomness=randomness)
     if stacked is None:
         vloss = torch.vmap(lambda p, b, x, y: loss_fn(_Bound(base, (p, b)), x, y), in_dims=(0, 0, x_dim, y_dim), **opts)
@@ -218,6 +229,8 @@ def fit_batched(
     t0 = time.perf_counter()
     bar = tqdm(range(steps), desc=desc, disable=not progress, leave=False)
     for k in bar:
+        if schedule is not None:
+            scales, uniform = _rates(opt, _check_lrs(schedule(k), count, "schedule"), trainable)
         x, y = draw(k)
         if device is not None:
             x, y = to_device(x, device), to_device(y, device)
@@ -234,7 +247,7 @@ def fit_batched(
         torch.where(mask, losses, torch.zeros_like(losses)).sum().backward()
         with torch.no_grad():
             grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in trainable]
-            norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1)
+            norms = torch.stack([g.reshape(len(g), -1).norm(dim=1) for g in grads], dim=1)  # scalars too
             gnorm = torch.linalg.vector_norm(norms, dim=1)
         values, gvalues = losses.detach().tolist(), gnorm.tolist()
         for i in range(count):

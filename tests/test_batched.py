@@ -92,6 +92,37 @@ def test_shared_batch_and_evals():
         assert_same(ref, model, hist, tol=1e-12)
 
 
+def cosine(peak: float, k: int) -> float:
+    return 1e-7 + 0.5 * (peak - 1e-7) * (1 + math.cos(math.pi * min(k, STEPS) / STEPS))
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_a_schedule_gives_each_model_its_rate_at_every_step(optimizer):
+    """Per-model cosine schedules (the memory chapter's teacher runs), as fit's after_step sets each solo run's rate
+    for the next step; a schedule of one rate for all (a uniform step) matches too."""
+    peaks = [1e-2, 3e-3, 2e-2]
+    refs = []
+    for seed, peak in enumerate(peaks):
+        model, holder = make(seed), {}
+
+        def opt(params, peak=peak):
+            holder["opt"] = torch.optim.Adam(params, lr=peak) if optimizer == "adam" else torch.optim.SGD(params, peak)
+            return holder["opt"]
+
+        def after(m, k, peak=peak):
+            holder["opt"].param_groups[0]["lr"] = cosine(peak, k + 1)
+
+        refs.append((model, fit(model, batches(5), mse, steps=STEPS, optimizer=opt, after_step=after, progress=False)))
+    models = [make(seed) for seed in range(3)]
+    kw = dict(steps=STEPS, optimizer=optimizer, in_dims=None, progress=False)
+    hists = fit_batched(models, batches(5), mse, lr=peaks, schedule=lambda k: [cosine(p, k) for p in peaks], **kw)
+    for ref, model, hist in zip(refs, models, hists):
+        assert_same(ref, model, hist)
+    assert refs[0][1].loss[-1] != refs[1][1].loss[-1]  # the rates made a difference
+    one = fit_batched([make(0), make(0)], batches(5), mse, lr=1.0, schedule=lambda k: cosine(peaks[0], k), **kw)
+    assert_same(refs[0], models[0], one[0])
+
+
 def test_diverged_model_is_frozen_and_the_others_go_on():
     seeds, lrs = [0, 1, 2], [0.05, 1e6, 0.02]
     refs = [solo(s, lr, optimizer="sgd") for s, lr in zip(seeds, lrs)]
@@ -125,6 +156,9 @@ def test_bad_arguments_name_the_argument():
         (dict(lr=-1.0), ValueError, "lr"),
         (dict(lr=[1e-3]), ValueError, "lr"),
         (dict(lr=[1e-3, float("nan")]), ValueError, "lr[1]"),
+        (dict(schedule=1e-3), TypeError, "schedule"),
+        (dict(schedule=lambda k: [1e-3]), ValueError, "schedule must be one number or one per model"),
+        (dict(schedule=lambda k: [1e-3, 1e-3 if k == 0 else 0.0], in_dims=None), ValueError, "schedule[1]"),
         (dict(optimizer="adagrad"), ValueError, "optimizer"),
         (dict(optimizer=torch.optim.Adam), TypeError, "optimizer"),
         (dict(clip=0.0), ValueError, "clip"),

@@ -322,3 +322,38 @@ def test_teacher_runs_cover_every_model_of_the_ablation():
     from lscnb.experiments import memory as ex
 
     assert {r.config["model"] for r in ex.teacher_runs("full")} == set(ex.ABLATION)
+
+
+@pytest.mark.parametrize("model", ["dense", "block", "complex+γ", "lru"])
+def test_teacher_runs_that_differ_in_rate_train_together_as_alone(model):
+    """The batched twin of teacher_run (one teacher, one initial student, one batch stream; a cosine schedule per
+    peak rate) gives each run what it gives alone, to float32 rounding at rates where training is not chaotic."""
+    from lscnb import runs
+    from lscnb.config import Profile
+    from lscnb.experiments.memory import teacher as tm
+
+    cfgs = [dict(model=model, nu0=0.9, lr=lr, seed=1, steps=40, batch=8, length=20, student=8) for lr in (1e-3, 3e-3)]
+    ctx = lambda: runs.RunContext(Profile("full"), "cpu", 1, None, False)
+    alone = [tm.teacher_run(dict(c), ctx()) for c in cfgs]
+    together = tm.teacher_group([dict(c) for c in cfgs], [ctx(), ctx()])
+    for a, b in zip(alone, together):
+        assert a.keys() == b.keys() and not a["diverged"] and not b["diverged"]
+        for k in ("final_loss", "normalised_loss", "teacher_half_var", "params"):
+            assert b[k] == pytest.approx(a[k], rel=1e-5), k
+    assert alone[0]["final_loss"] != pytest.approx(alone[1]["final_loss"], rel=1e-3)  # the rates matter
+    key = runs.group_key
+    group = [r for r in tm.teacher_runs("full") if r.config["model"] == model and r.config["nu0"] == 0.99][:3]
+    assert len({key(r) for r in group}) == 1 and key(group[0]) != key(tm.teacher_runs("full")[-1])
+
+
+def test_teacher_runs_that_read_out_adams_rates_are_trained_one_by_one():
+    from lscnb import runs
+    from lscnb.config import Profile
+    from lscnb.experiments.memory import teacher as tm
+
+    cfg = dict(model="heads4", nu0=0.9, lr=1e-3, seed=0, steps=5, batch=4, length=10, student=8, readout=True)
+    ctx = lambda: runs.RunContext(Profile("full"), "cpu", 0, None, False)
+    (got,) = tm.teacher_group([dict(cfg)], [ctx()])
+    want = tm.teacher_run(dict(cfg), ctx())
+    assert got.keys() == want.keys() and any(k.startswith("lr_") for k in got)
+    assert all(np.array_equal(got[k], want[k]) for k in want)

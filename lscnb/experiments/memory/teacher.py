@@ -10,6 +10,7 @@ import torch
 
 from ... import hessian as curvature
 from ... import plot
+from ...batched import fit_batched, twin
 from ...models.linear_rnn import DenseLinearRNN, DiagonalLRU, DiagonalS4, Teacher
 from ...sweep import Run, RunContext
 from ...train import fit
@@ -49,14 +50,43 @@ def make_student(model: str, n: int, nu0: float, seed: int, theta0: float = math
     raise ValueError(f"model must be one of {ABLATION}, 's4' or 'heads<k>', got {model!r}")
 
 
+def _cosine(peak: float, step: int, steps: int) -> float:
+    """The rate of step ``step``: cosine from ``peak`` at step 0 to 1e-7 at the last."""
+    return 1e-7 + 0.5 * (peak - 1e-7) * (1 + math.cos(math.pi * min(step, steps) / steps))
+
+
+def _setup(cfg: dict, ctx: RunContext):
+    """The seed's teacher (a new one per seed, as the paper), its student, and the stream of batches."""
+    torch.manual_seed(ctx.seed)
+    theta0 = cfg.get("theta0", math.pi)
+    teacher = Teacher(10, nu0=cfg["nu0"], theta0=theta0, seed=1000 + ctx.seed)
+    student = make_student(cfg["model"], cfg["student"], cfg["nu0"], ctx.seed, theta0)
+    gen = torch.Generator().manual_seed(ctx.seed)
+    return teacher, student, gen, lambda step: teacher.sample(cfg["batch"], cfg["length"], gen)
+
+
+def _half_mse(m, x, y):
+    return 0.5 * (m(x) - y).pow(2).mean()
+
+
+def _outputs(hist, teacher, student, steps: int) -> dict:
+    """The final loss (mean training loss of the last 10% of steps), raw and normalised by 1/2 Var y*."""
+    tail = hist.loss[-max(1, steps // 10) :]
+    final = float("inf") if hist.diverged or not tail else float(np.mean(tail))
+    scale = 0.5 * teacher.output_variance()
+    return {
+        "final_loss": final,
+        "normalised_loss": final / scale,
+        "teacher_half_var": scale,
+        "diverged": hist.diverged,
+        "params": sum(p.numel() for p in student.parameters()),
+    }
+
+
 def teacher_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one student on fresh teacher sequences with Adam and a cosine schedule (peak ``lr`` to 1e-7);
     the final loss is the mean training loss of the last 10% of steps (raw and normalised by 1/2 Var y*)."""
-    torch.manual_seed(ctx.seed)
-    theta0 = cfg.get("theta0", math.pi)
-    teacher = Teacher(10, nu0=cfg["nu0"], theta0=theta0, seed=1000 + ctx.seed)  # a new teacher per seed, as the paper
-    student = make_student(cfg["model"], cfg["student"], cfg["nu0"], ctx.seed, theta0)
-    gen = torch.Generator().manual_seed(ctx.seed)
+    teacher, student, gen, draw = _setup(cfg, ctx)
     steps, lr = cfg["steps"], cfg["lr"]
     holder = {}
 
@@ -68,12 +98,12 @@ def teacher_run(cfg: dict, ctx: RunContext) -> dict:
         if cfg.get("schedule", "cosine") == "constant":
             return
         for g in holder["opt"].param_groups:
-            g["lr"] = 1e-7 + 0.5 * (lr - 1e-7) * (1 + math.cos(math.pi * min(step + 1, steps) / steps))
+            g["lr"] = _cosine(lr, step + 1, steps)
 
     hist = fit(
         student,
-        lambda step: teacher.sample(cfg["batch"], cfg["length"], gen),
-        lambda m, x, y: 0.5 * (m(x) - y).pow(2).mean(),
+        draw,
+        _half_mse,
         steps=steps,
         lr=lr,
         optimizer=optimizer,
@@ -83,21 +113,40 @@ def teacher_run(cfg: dict, ctx: RunContext) -> dict:
         device=ctx.device,
         generators=(gen,),
     )
-    tail = hist.loss[-max(1, steps // 10) :]
-    final = float("inf") if hist.diverged or not tail else float(np.mean(tail))
-    scale = 0.5 * teacher.output_variance()
-    out = {
-        "final_loss": final,
-        "normalised_loss": final / scale,
-        "teacher_half_var": scale,
-        "diverged": hist.diverged,
-        "params": sum(p.numel() for p in student.parameters()),
-    }
+    out = _outputs(hist, teacher, student, steps)
     if cfg.get("readout"):  # at the peak learning rate (the cosine schedule ends at 1e-7)
         scale = lr / holder["opt"].param_groups[0]["lr"]
         for name, eta in curvature.adam_effective_lr(holder["opt"], student).items():
             out[f"lr_{name}"] = scale * eta.reshape(-1).double().cpu().numpy()
     return out
+
+
+@twin(teacher_run, key=lambda cfg: {k: v for k, v in cfg.items() if k != "lr"})
+def teacher_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
+    """:func:`teacher_run` of runs that differ only in their peak learning rate: one teacher, one initial student and
+    one stream of batches (the seed's), the students trained together, each on its own cosine schedule
+    (:func:`lscnb.batched.fit_batched`: the same runs up to floating-point rounding; ``--executor batched``). Runs
+    that read out Adam's rates are trained one by one."""
+    cfg, ctx = cfgs[0], ctxs[0]
+    if cfg.get("readout"):
+        return [teacher_run(c, x) for c, x in zip(cfgs, ctxs)]
+    teacher, student, gen, draw = _setup(cfg, ctx)
+    students = [student] + [_setup(cfg, ctx)[1] for _ in cfgs[1:]]
+    steps, peaks = cfg["steps"], [c["lr"] for c in cfgs]
+    constant = cfg.get("schedule", "cosine") == "constant"
+    hists = fit_batched(
+        students,
+        draw,
+        _half_mse,
+        steps=steps,
+        lr=peaks,
+        schedule=None if constant else lambda k: [_cosine(p, k, steps) for p in peaks],
+        in_dims=None,
+        progress=ctx.progress,
+        desc=f"{cfg['model']} nu0={cfg['nu0']} x{len(cfgs)} (batched)",
+        device=ctx.device,
+    )
+    return [_outputs(h, teacher, m, steps) for h, m in zip(hists, students)]
 
 
 def teacher_runs(scale: str) -> list[Run]:
