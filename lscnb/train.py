@@ -178,6 +178,7 @@ def fit(
     after_step: Callable | None = None,
     device=None,
     generators: Sequence[torch.Generator] = (),
+    extra=None,
 ) -> History:
     """Train ``model`` for ``steps`` steps of ``loss_fn(model, x, y)`` on ``batch_fn(step)``; return its History.
 
@@ -188,7 +189,9 @@ def fit(
     ``device`` moves the model there and every batch (tensors, or tuples/lists/dicts of them) with it; an
     ``eval_fn`` finds the device as ``next(model.parameters()).device``. ``checkpoint`` saves every
     ``checkpoint_every`` steps and resumes from the file if it exists; ``generators`` (those ``batch_fn`` draws from)
-    are saved and restored with it, so a resumed run sees the batches an uninterrupted one would.
+    are saved and restored with it, so a resumed run sees the batches an uninterrupted one would; so is ``extra``, the
+    caller's own training state (a best model, schedulers, a carried state): an object with ``state_dict()`` and
+    ``load_state_dict(saved)``.
     """
     steps = checks.positive_int(steps, "steps")
     if clip is not None:
@@ -196,6 +199,10 @@ def fit(
     if eval_every is not None:
         eval_every = checks.positive_int(eval_every, "eval_every")
     checkpoint_every = checks.positive_int(checkpoint_every, "checkpoint_every")
+    if extra is not None and not (
+        callable(getattr(extra, "state_dict", None)) and callable(getattr(extra, "load_state_dict", None))
+    ):
+        raise TypeError(f"extra must have state_dict() and load_state_dict(), got {type(extra).__name__}")
     if device is not None:
         device = torch.device(device)
         model.to(device)
@@ -214,6 +221,8 @@ def fit(
             torch.cuda.set_rng_state_all([r.cpu() for r in state["cuda_rng"]])
         for gen, saved in zip(generators, state.get("generators", [])):
             gen.set_state(saved.cpu())
+        if extra is not None and state.get("extra") is not None:
+            extra.load_state_dict(state["extra"])
     params = [p for p in model.parameters() if p.requires_grad]
     t0 = time.perf_counter() - hist.wall_time_s
     bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, initial=start, total=steps)
@@ -261,6 +270,7 @@ def fit(
                     "step": k + 1,
                     "rng": torch.get_rng_state(),
                     "generators": [gen.get_state() for gen in generators],
+                    "extra": None if extra is None else extra.state_dict(),
                     "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
                 },
             )

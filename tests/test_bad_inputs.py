@@ -183,6 +183,11 @@ CASES = [
         lambda: train.fit(torch.nn.Linear(1, 1), None, None, steps=1, checkpoint_every=0, progress=False),
         "checkpoint_every",
     ),
+    (
+        "fit-extra-no-state_dict",
+        lambda: train.fit(torch.nn.Linear(1, 1), None, None, steps=1, extra=[], progress=False),
+        "extra",
+    ),
     ("pretrain-steps-0", lambda: pretrain.pretrain(lambda s: {}, {}, steps=0, progress=False), "steps"),
     ("pretrain-measure", lambda: pretrain.pretrain(lambda s: {}, {}, measure="trace", progress=False), "measure"),
     (

@@ -26,7 +26,11 @@ CASES = {  # chapter, figure, the module whose fit the run calls, the checkpoint
         "lscnb.experiments.meanfield.critical",
         ["run.standard.ckpt", "run.critical.ckpt"],
     ),
+    # killed in the second of three epochs: the best model, the validation curve, the plateau schedulers and the
+    # state carried across windows come back with the checkpoint
+    "nnrnn/ptb": ("nnrnn", "ptb", "lscnb.experiments.nnrnn.ptb", ["run.ckpt"]),
 }
+LONGER = {"nnrnn/ptb": ({"epochs": 3, "n_train": 200, "n_eval": 40}, 8)}  # the config's changes, the step killed at
 
 
 def _compute(run, checkpoint=None):
@@ -57,6 +61,8 @@ def _fit_that_dies(real, die_at, die_in=1):
 def test_a_killed_run_resumes_and_ends_where_a_whole_one_ends(case, tmp_path, monkeypatch):
     chapter, figure, where, checkpoints = CASES[case]
     run = smoke_runs(importlib.import_module(f"lscnb.experiments.{chapter}"), figure)[0]
+    changes, die_at = LONGER.get(case, ({}, 1))
+    run.config.update(changes)
     module = importlib.import_module(where)
     real = train.fit
 
@@ -65,7 +71,7 @@ def test_a_killed_run_resumes_and_ends_where_a_whole_one_ends(case, tmp_path, mo
 
     use(_fit_that_dies(real, None)[0])
     whole = _compute(run)
-    dying, calls = _fit_that_dies(real, 1, die_in=len(checkpoints))
+    dying, calls = _fit_that_dies(real, die_at, die_in=len(checkpoints))
     use(dying)
     with pytest.raises(KeyboardInterrupt):
         _compute(run, tmp_path / "run.ckpt")

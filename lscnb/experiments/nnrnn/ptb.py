@@ -218,6 +218,23 @@ def unigram_bits(col) -> float:
     return float(-(p * p.log2()).sum())
 
 
+class _Progress:
+    """What :func:`ptb_run` keeps besides the model and its optimisers, saved with its checkpoint: the state carried
+    across windows, the validation curve, the best model so far and the plateau schedulers."""
+
+    def __init__(self, plateau: list):
+        self.carried, self.valid_bpc, self.best, self.plateau = None, [], {"nats": float("inf"), "state": None}, plateau
+
+    def state_dict(self) -> dict:
+        plateau = [p.state_dict() for p in self.plateau]
+        return {"carried": self.carried, "valid_bpc": list(self.valid_bpc), "best": self.best, "plateau": plateau}
+
+    def load_state_dict(self, saved: dict) -> None:
+        self.carried, self.valid_bpc, self.best = saved["carried"], list(saved["valid_bpc"]), saved["best"]
+        for p, state in zip(self.plateau, saved["plateau"]):
+            p.load_state_dict(state)
+
+
 def ptb_run(cfg: dict, ctx: RunContext) -> dict:
     """Train one character-level language model on PTB by truncated BPTT (length ``cfg["length"]``, the state
     carried across windows), RMSprop with Table A.4's rates (or the shared toy rate), the learning rates halved
@@ -228,26 +245,25 @@ def ptb_run(cfg: dict, ctx: RunContext) -> dict:
     lm, opts = make_lm(hp, ctx.seed, corpus.vocab_size, cfg["emb"])
     lm = lm.to(device)
     windows = list(bptt_windows(batchify(train, cfg["batch"]).to(device), cfg["length"]))
-    carried = {"states": None}  # the state carried across windows, detached; reset at each epoch's first window
-    valid_bpc, best = [], {"nats": float("inf"), "state": None}
     plateau = [
         torch.optim.lr_scheduler.ReduceLROnPlateau(o, factor=0.5, patience=0, threshold=0.0, eps=0.0) for o in opts
     ]
+    track = _Progress(plateau)
 
     def next_window(k):
         x, y = windows[k % len(windows)]
         return (x, k % len(windows) == 0), y
 
     def loss_fn(lm, x, y):
-        logits, states = lm(x[0], None if x[1] else carried["states"])
-        carried["states"] = [s.detach() for s in states]
+        logits, states = lm(x[0], None if x[1] else track.carried)
+        track.carried = [s.detach() for s in states]
         return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
     def evaluate(lm):  # every epoch: keep the best model; halve the rates on a plateau (the code's StepLR(0.5))
         val = lm_evaluate(lm, valid, batch=cfg["eval_batch"], length=cfg["length"], device=device)
-        valid_bpc.append(val["bits"])
-        if val["nats"] < best["nats"]:
-            best.update(nats=val["nats"], state={k: v.detach().clone() for k, v in lm.state_dict().items()})
+        track.valid_bpc.append(val["bits"])
+        if val["nats"] < track.best["nats"]:
+            track.best = {"nats": val["nats"], "state": {k: v.detach().clone() for k, v in lm.state_dict().items()}}
         for schedule in plateau:
             schedule.step(val["nats"])
         return {"valid_bpc": val["bits"]}
@@ -261,9 +277,12 @@ def ptb_run(cfg: dict, ctx: RunContext) -> dict:
         penalty=lambda lm: gamma_penalty(lm.core, hp.get("delta")),
         eval_fn=evaluate,
         eval_every=len(windows),
+        checkpoint=ctx.checkpoint,
         progress=ctx.progress,
         desc=f"PTB {hp['model']}-{hp['hid']}",
+        extra=track,
     )
+    valid_bpc, best = track.valid_bpc, track.best
     best_state = best["state"]
     out = {
         "loss": np.array(hist.loss),
