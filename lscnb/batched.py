@@ -21,8 +21,10 @@ config and seed; the ``batched`` executor (:mod:`lscnb.executors`) groups a swee
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
@@ -31,7 +33,7 @@ from tqdm.auto import tqdm
 from . import checks
 from .models.stacked import stacked_forward
 from .runs import run_group, twin  # noqa: F401 (part of this module's API: a sweep's runs computed together)
-from .train import OPTIMIZERS, History, _evaluate, to_device
+from .train import OPTIMIZERS, History, _evaluate, _save, to_device
 
 
 class _Bound:
@@ -129,6 +131,22 @@ def _check_leading(batch, count: int, what: str) -> None:
             )
 
 
+def _resume(path: Path, params: dict, buffers: dict, opt, generators, device) -> tuple[int, list, list]:
+    """Load a group's checkpoint into its stacked ``params``, ``buffers``, ``opt`` and ``generators``; the step it
+    reached, the models' histories and which of them are still training."""
+    state = torch.load(path, weights_only=False, map_location=device)
+    with torch.no_grad():
+        for name, t in [*params.items(), *buffers.items()]:
+            t.copy_((state["params"] if name in params else state["buffers"])[name])
+    opt.load_state_dict(state["optimizer"])
+    torch.set_rng_state(state["rng"].cpu())
+    if state.get("cuda_rng") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([r.cpu() for r in state["cuda_rng"]])
+    for gen, saved in zip(generators, state["generators"]):
+        gen.set_state(saved.cpu())
+    return state["step"], [History(**h) for h in state["hists"]], list(state["active"])
+
+
 def _write_back(models, params: dict, buffers: dict) -> None:
     with torch.no_grad():
         for i, model in enumerate(models):
@@ -155,6 +173,9 @@ def fit_batched(
     device=None,
     forward: str | Callable = "auto",
     randomness: str = "error",
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 200,
+    generators: Sequence[torch.Generator] = (),
 ) -> list[History]:
     """Train ``models`` (one architecture) together for ``steps`` steps; one :class:`History` per model, as
     :func:`lscnb.train.fit` would record for each alone. Their trained parameters are written back into them.
@@ -169,7 +190,8 @@ def fit_batched(
     forward where one is known, else ``vmap``), ``"vmap"``, or ``forward(params, buffers, x) -> outputs`` of every
     model (then ``loss_fn`` may only call the model on x). ``randomness`` goes to ``torch.vmap`` (the default
     refuses random ops such as dropout, which could not match a solo run). Each History's ``wall_time_s`` is the
-    whole group's. Checkpoints are not kept: a batched group is meant to be short.
+    whole group's. ``checkpoint``, ``checkpoint_every`` and ``generators`` are ``fit``'s: the group's state is saved
+    every ``checkpoint_every`` steps and a group given an existing file resumes from it.
     """
     models = _check_models(models)
     count = len(models)
@@ -186,6 +208,7 @@ def fit_batched(
     if eval_every is not None:
         eval_every = checks.positive_int(eval_every, "eval_every")
     checks.one_of(randomness, ("error", "different", "same"), "randomness")
+    checkpoint_every = checks.positive_int(checkpoint_every, "checkpoint_every")
     x_dim, y_dim = _check_in_dims(in_dims)
     if callable(batch_fn):
         draw = batch_fn
@@ -226,8 +249,11 @@ def fit_batched(
 
     hists = [History() for _ in models]
     active = [True] * count
-    t0 = time.perf_counter()
-    bar = tqdm(range(steps), desc=desc, disable=not progress, leave=False)
+    ckpt, start = (Path(checkpoint) if checkpoint is not None else None), 0
+    if ckpt is not None and ckpt.exists():
+        start, hists, active = _resume(ckpt, params, buffers, opt, generators, device)
+    t0 = time.perf_counter() - hists[0].wall_time_s
+    bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, initial=start, total=steps)
     for k in bar:
         if schedule is not None:
             scales, uniform = _rates(opt, _check_lrs(schedule(k), count, "schedule"), trainable)
@@ -283,6 +309,13 @@ def fit_batched(
                     hists[i].evals.append({"step": k + 1, **_evaluate(models[i], eval_fn)})
         if k % 10 == 0:
             bar.set_postfix(active=sum(active))
+        if ckpt is not None and (k + 1) % checkpoint_every == 0:
+            for h in hists:
+                h.wall_time_s = time.perf_counter() - t0
+            state = {"params": params, "buffers": buffers, "optimizer": opt.state_dict(), "step": k + 1}
+            state.update(hists=[h.to_dict() for h in hists], active=active, rng=torch.get_rng_state())
+            state.update(generators=[g.get_state() for g in generators])
+            _save(ckpt, {**state, "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None})
     _write_back(models, params, buffers)
     if eval_fn is not None:
         for i in range(count):

@@ -10,10 +10,12 @@ sweep stores each result as it arrives, so the driver owns the store and workers
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import checks
 from .config import Profile
@@ -45,12 +47,20 @@ class LocalExecutor:
             yield run, _safe_compute(run, profile, scale, store.checkpoint_path(run.key), progress)
 
 
+def group_checkpoint(chunk) -> Path:
+    """Where the group of ``chunk`` (``(run, store)`` pairs) keeps its checkpoint: beside its first run's, named for
+    all its runs' keys, so a group made of other runs never resumes from it."""
+    keys = "\n".join(run.key for run, _ in chunk)
+    run, store = chunk[0]
+    return store.checkpoint_path(f"{run.key}.group-{hashlib.sha1(keys.encode()).hexdigest()[:10]}")
+
+
 class BatchedExecutor:
     """Runs in this process; runs whose function has a batched twin (:func:`lscnb.runs.twin`) and that agree in the
     twin's key are computed together, ``max_group`` at most at a time (:func:`lscnb.runs.run_group`: their models
     train as one, :func:`lscnb.batched.fit_batched`), the others one after another as ``local`` runs them. A group's
-    results are each run's own, up to floating-point rounding; a group keeps no checkpoint, and a group that raises
-    fails all its runs."""
+    results are each run's own, up to floating-point rounding; a group keeps one checkpoint, named for its runs (where
+    its twin saves one), and a group that raises fails all its runs."""
 
     def __init__(self, max_group: int = 16):
         self.max_group = checks.positive_int(max_group, "max_group")
@@ -66,8 +76,10 @@ class BatchedExecutor:
                     run, store = chunk[0]
                     yield run, _safe_compute(run, profile, scale, store.checkpoint_path(run.key), progress)
                     continue
+                ckpt = group_checkpoint(chunk)
                 try:
-                    outcomes = run_group([run for run, _ in chunk], profile, scale, progress)
+                    outcomes = run_group([run for run, _ in chunk], profile, scale, progress, ckpt)
+                    ckpt.unlink(missing_ok=True)
                 except Exception:  # noqa: BLE001 - returned to the driver, which records it for every run
                     outcomes = [Failure(traceback.format_exc())] * len(chunk)
                 yield from zip([run for run, _ in chunk], outcomes)

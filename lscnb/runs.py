@@ -168,11 +168,12 @@ def group_key(run: Run) -> tuple | None:
     return run.fn_path, json.dumps(entry[1](dict(run.config)), sort_keys=True, default=str)
 
 
-def run_group(runs, profile: Profile, scale: str, progress: bool = False) -> list[Result]:
+def run_group(runs, profile: Profile, scale: str, progress: bool = False, checkpoint=None) -> list[Result]:
     """Compute ``runs`` together through their function's twin; one result per run, as :func:`compute` would give
     it: the run's key, config and seed (with the reader's offset: pass the runs as :func:`lscnb.sweep.run_sweep`
     hands them to an executor), and provenance with the group's wall time shared out and ``batched``, the group's
-    size. Raises unless the runs share a function with a twin and the twin's key."""
+    size. ``checkpoint`` (the group's, if its twin keeps one) reaches the twin as the first run's context's.
+    Raises unless the runs share a function with a twin and the twin's key."""
     runs = list(runs)
     if not runs or not all(isinstance(r, Run) for r in runs):
         raise ValueError("runs must be a non-empty list of Run")
@@ -186,7 +187,8 @@ def run_group(runs, profile: Profile, scale: str, progress: bool = False) -> lis
         raise ValueError("runs must have distinct keys")
     group_fn = GROUPS[runs[0].fn][0]
     seed_everything(runs[0].seed)
-    ctxs = [RunContext(profile, profile.device, r.seed, None, progress) for r in runs]
+    ckpt = None if checkpoint is None else Path(checkpoint)
+    ctxs = [RunContext(profile, profile.device, r.seed, ckpt if i == 0 else None, progress) for i, r in enumerate(runs)]
     start = time.perf_counter()
     outputs = group_fn([dict(r.config) for r in runs], ctxs)
     if not isinstance(outputs, list) or len(outputs) != len(runs) or not all(isinstance(o, Mapping) for o in outputs):

@@ -123,6 +123,38 @@ def test_a_schedule_gives_each_model_its_rate_at_every_step(optimizer):
     assert_same(refs[0], models[0], one[0])
 
 
+def test_a_killed_group_resumes_from_its_checkpoint_and_ends_where_a_whole_one_ends(tmp_path):
+    """A group saved every step and killed when it asks for batch 7 resumes there: the same histories, the same
+    parameters, the generator the batches come from restored, a diverged model still frozen."""
+    lrs = [1e-2, 3e-3, 1e6]
+
+    def group(checkpoint=None, die_at=None):
+        gen = torch.Generator().manual_seed(3)
+
+        def draw(k):
+            if k == die_at:
+                raise KeyboardInterrupt
+            x = torch.randn(B, T, D, generator=gen, dtype=torch.float64)
+            return x, x[:, :, :1].sum(1)
+
+        models = [make(s) for s in range(3)]
+        kw = dict(lr=lrs, optimizer="sgd", optimizer_kwargs={"momentum": 0.9}, in_dims=None, progress=False)
+        kw.update(generators=(gen,), checkpoint_every=1)
+        return models, fit_batched(models, draw, mse, steps=STEPS, checkpoint=checkpoint, **kw)
+
+    whole_models, whole = group()
+    assert whole[2].diverged and not whole[0].diverged
+    with pytest.raises(KeyboardInterrupt):
+        group(tmp_path / "g.ckpt", die_at=7)
+    assert (tmp_path / "g.ckpt").exists()
+    models, resumed = group(tmp_path / "g.ckpt")
+    for a, b, ma, mb in zip(whole, resumed, whole_models, models):
+        assert (b.step, b.diverged, b.diverged_step) == (a.step, a.diverged, a.diverged_step)
+        assert b.loss == pytest.approx(a.loss, rel=1e-12) and b.grad_norm == pytest.approx(a.grad_norm, rel=1e-12)
+        assert all(torch.allclose(p, q, rtol=1e-12, atol=0) for p, q in zip(ma.parameters(), mb.parameters()))
+    assert resumed[0].wall_time_s > 0
+
+
 def test_diverged_model_is_frozen_and_the_others_go_on():
     seeds, lrs = [0, 1, 2], [0.05, 1e6, 0.02]
     refs = [solo(s, lr, optimizer="sgd") for s, lr in zip(seeds, lrs)]
@@ -159,6 +191,7 @@ def test_bad_arguments_name_the_argument():
         (dict(schedule=1e-3), TypeError, "schedule"),
         (dict(schedule=lambda k: [1e-3]), ValueError, "schedule must be one number or one per model"),
         (dict(schedule=lambda k: [1e-3, 1e-3 if k == 0 else 0.0], in_dims=None), ValueError, "schedule[1]"),
+        (dict(checkpoint_every=0), ValueError, "checkpoint_every"),
         (dict(optimizer="adagrad"), ValueError, "optimizer"),
         (dict(optimizer=torch.optim.Adam), TypeError, "optimizer"),
         (dict(clip=0.0), ValueError, "clip"),
@@ -258,3 +291,42 @@ def test_batched_executor_matches_local(stores):
     assert [r.provenance.get("batched") for r in batched] == [3, 3, 3, None]  # the LSTM ran alone
     for a, b in zip(batched, local):
         _assert_results_close(a, b)
+
+
+_SEEN = []
+
+
+def _solo_counts(cfg, ctx):
+    return {"n": float(cfg["n"])}
+
+
+@runs.twin(_solo_counts, key=lambda cfg: {})
+def _group_counts(cfgs, ctxs):
+    _SEEN.append([c.checkpoint for c in ctxs])
+    ctxs[0].checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    ctxs[0].checkpoint.write_text("saved")  # what a twin that keeps a checkpoint leaves while it trains
+    if cfgs[0].get("fail"):
+        raise RuntimeError("killed")
+    return [{"n": float(c["n"])} for c in cfgs]
+
+
+def test_a_group_keeps_one_checkpoint_named_for_its_runs(stores):
+    """The batched executor hands a group's twin one checkpoint (the first run's context), named for all its runs'
+    keys; it is removed when the group finishes and kept when it fails, for the group to resume from."""
+    from lscnb.executors import BatchedExecutor, group_checkpoint
+    from lscnb.results import store_for
+
+    p = config.resolve("quick", device="cpu")
+    make_runs = lambda ns, **kw: [runs.Run("fakechapter", "g", f"n{n}", _solo_counts, {"n": n, **kw}) for n in ns]
+    store = store_for("quick", "fakechapter")
+    a, b = make_runs([1, 2]), make_runs([1, 3])
+    assert group_checkpoint([(r, store) for r in a]) != group_checkpoint([(r, store) for r in b])
+    assert group_checkpoint([(r, store) for r in a]).parent == store.checkpoint_path(a[0].key).parent
+    _SEEN.clear()
+    done = list(BatchedExecutor().map([(r, store) for r in a], p, "quick", progress=False))
+    assert [o.metrics["n"] for _, o in done] == [1.0, 2.0]
+    ckpt = _SEEN[0][0]
+    assert ckpt == group_checkpoint([(r, store) for r in a]) and _SEEN[0][1:] == [None] and not ckpt.exists()
+    failing = make_runs([4, 5], fail=True)
+    list(BatchedExecutor().map([(r, store) for r in failing], p, "quick", progress=False))
+    assert _SEEN[-1][0].read_text() == "saved"  # kept: the group resumes from it

@@ -357,3 +357,37 @@ def test_teacher_runs_that_read_out_adams_rates_are_trained_one_by_one():
     want = tm.teacher_run(dict(cfg), ctx())
     assert got.keys() == want.keys() and any(k.startswith("lr_") for k in got)
     assert all(np.array_equal(got[k], want[k]) for k in want)
+
+
+def test_a_killed_teacher_group_resumes_where_it_stopped(tmp_path, monkeypatch):
+    """The batched teacher runs keep one checkpoint (with the batch generator): killed at step 6 of 12, the group
+    resumes there and ends where an uninterrupted group ends."""
+    from lscnb import batched, runs
+    from lscnb.config import Profile
+    from lscnb.experiments.memory import teacher as tm
+
+    def dying(die_at):
+        def fit_batched(models, draw, *args, **kwargs):
+            def batch(k):
+                if k == die_at:
+                    raise KeyboardInterrupt
+                return draw(k)
+
+            return batched.fit_batched(models, batch, *args, **{**kwargs, "checkpoint_every": 1})
+
+        return fit_batched
+
+    cfgs = [dict(model="lru", nu0=0.9, lr=lr, seed=2, steps=12, batch=4, length=10, student=4) for lr in (1e-3, 1e-2)]
+    ctxs = lambda ckpt: [
+        runs.RunContext(Profile("full"), "cpu", 2, ckpt, False),
+        runs.RunContext(Profile("full"), "cpu", 2, None, False),
+    ]
+    monkeypatch.setattr(tm, "fit_batched", dying(None))
+    whole = tm.teacher_group([dict(c) for c in cfgs], ctxs(None))
+    monkeypatch.setattr(tm, "fit_batched", dying(6))
+    with pytest.raises(KeyboardInterrupt):
+        tm.teacher_group([dict(c) for c in cfgs], ctxs(tmp_path / "g.ckpt"))
+    monkeypatch.setattr(tm, "fit_batched", dying(None))
+    resumed = tm.teacher_group([dict(c) for c in cfgs], ctxs(tmp_path / "g.ckpt"))
+    for a, b in zip(whole, resumed):
+        assert b["final_loss"] == pytest.approx(a["final_loss"], rel=1e-6)

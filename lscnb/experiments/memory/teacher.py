@@ -145,6 +145,8 @@ def teacher_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
         progress=ctx.progress,
         desc=f"{cfg['model']} nu0={cfg['nu0']} x{len(cfgs)} (batched)",
         device=ctx.device,
+        checkpoint=ctx.checkpoint,
+        generators=(gen,),
     )
     return [_outputs(h, teacher, m, steps) for h, m in zip(hists, students)]
 
