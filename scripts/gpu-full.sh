@@ -35,6 +35,7 @@ fi
 export LSCNB_GIT_COMMIT
 export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export MPLBACKEND=Agg PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export LSCNB_GPU_FULL="$$.$(date +%s%N)"  # marks this call's processes: only they are killed at the end
 mkdir -p "$OUT/logs"
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; echo "nproc $(nproc), cpus $(grep -c ^processor /proc/cpuinfo)"
   grep -m1 "model name" /proc/cpuinfo
@@ -91,7 +92,9 @@ for item in "${gpu_items[@]}"; do
   [ "$(left)" -gt 5 ] && run_item "$item" &
 done
 wait
-pkill -9 -f "multiprocessing" 2>/dev/null; sleep 1
+for pid in $(pgrep -f multiprocessing); do  # a worker left over by a killed run (not another job's processes)
+  tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "LSCNB_GPU_FULL=$LSCNB_GPU_FULL" && kill -9 "$pid"
+done; sleep 1
 tar czf "$OUT/results.tgz" results
 tar czf "$OUT/logs.tgz" -C "$OUT" logs
 for f in "$OUT"/logs/*.log; do echo "== $(basename "$f")"; grep -v "^\s*$" "$f" | tail -4; done

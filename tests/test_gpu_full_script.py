@@ -1,0 +1,73 @@
+"""scripts/gpu-full.sh, with python3 and nvidia-smi replaced by stubs: which commands its ITEMs and steps make, and
+that at the end it kills the workers its own runs left behind and no other process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# the stub python3: logs its arguments; a reproduce call leaves an orphaned "multiprocessing" worker behind
+STUB = """#!/usr/bin/env bash
+echo "python3 $*" >> "$STUB_LOG"
+case "$*" in
+  *" plan "*) mkdir -p _build; echo '{}' > _build/plan-calibration-cuda.json; echo '{"plan": 1}' ;;
+  *reproduce*) nohup bash -c 'exec -a multiprocessing-orphan sleep 300' > /dev/null 2>&1 & echo $! >> "$STUB_PIDS" ;;
+esac
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("pgrep") is None, reason="Linux, pgrep")
+def test_items_and_steps_make_their_commands_and_only_this_calls_workers_are_killed(tmp_path):
+    bin_dir, tree, out = tmp_path / "bin", tmp_path / "tree", tmp_path / "out"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(STUB)
+    (bin_dir / "nvidia-smi").write_text("#!/usr/bin/env bash\necho stub\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    (tree / "results").mkdir(parents=True)
+    shutil.copytree(ROOT / "scripts", tree / "scripts")
+    log, pids = tmp_path / "log", tmp_path / "pids"
+    bystander = subprocess.Popen(["bash", "-c", "exec -a multiprocessing-bystander sleep 300"])
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OUT=str(out), LSCNB_GIT_COMMIT="x")
+    env.update(STUB_LOG=str(log), STUB_PIDS=str(pids))
+    items = ["smoke:nnrnn,roarnn=30", "plan=60", "bench:fwd+bwd,batched", "memory:teacher@cuda*batched"]
+    items += ["corelnet:mix,nhid@cpu*4"]
+    try:
+        done = subprocess.run(["bash", "scripts/gpu-full.sh", "60", *items], cwd=tree, env=env, capture_output=True)
+        assert done.returncode == 0, done.stderr
+        calls = log.read_text().splitlines()[1:]  # after the machine description
+        cpu = (
+            "python3 -m lscnb reproduce corelnet --profile full --no-notebook --figure mix --figure nhid --device cpu "
+            "--executor processes --workers 4"
+        )
+        assert cpu in calls  # started at once, beside the GPU steps
+        assert [c for c in calls if c != cpu] == [
+            "python3 -m lscnb smoke --device cuda nnrnn roarnn",
+            "python3 -m lscnb plan --device cuda --json --cache _build/plan-calibration-cuda.json",
+            "python3 bench/run_all.py --device cuda --tables fwd+bwd,batched",
+            "python3 -m lscnb reproduce memory --profile full --no-notebook --figure teacher --device cuda "
+            "--executor batched",
+        ]  # the GPU steps in order, then the GPU items
+        assert (out / "plan-cuda.json").read_text().strip() == '{"plan": 1}'
+        assert (out / "plan-calibration-cuda.json").exists() and (out / "results.tgz").exists()
+        orphans = [int(p) for p in pids.read_text().split()]
+        assert len(orphans) == 2
+        deadline = time.time() + 10
+        while time.time() < deadline and any(Path(f"/proc/{p}").exists() for p in orphans):
+            time.sleep(0.1)
+        assert not any(Path(f"/proc/{p}").exists() for p in orphans)  # this call's leftovers are gone
+        assert bystander.poll() is None  # another job's "multiprocessing" process lives on
+    finally:
+        bystander.kill()
+        for p in pids.read_text().split() if pids.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(p), 9)
