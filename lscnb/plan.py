@@ -48,7 +48,7 @@ SEEDS = ("seed", "seed_offset")  # runs that differ only in these share a shape
 CHUNK_S = 540.0  # 9 minutes: one command of the plan
 CPU_LIMIT_S = 3600.0  # a figure above this on the CPU is marked GPU
 CALIBRATION_S = 5.0
-CACHE_VERSION = 3  # 2: the real data is timed where it loads; 3: the largest shape first
+CACHE_VERSION = 4  # 2: the real data is timed where it loads; 3: the largest shape first; 4: slow ones timed thrice
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 
 
@@ -248,7 +248,9 @@ def measure(run, smoke: dict, device: str, seconds: float, timer=time_run) -> di
 def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, timer) -> dict:
     """Time ``cfg``: once when it has no :func:`primary` count, else at count 1 (or the smoke value, if 1 fails),
     again at 1 (the first timing carries the warm-up: imports, data, caches), then at the largest count that
-    should fit half the time left (at most the full count), and extrapolate linearly."""
+    should fit half the time left (at most the full count), and extrapolate linearly. A first timing over a third of
+    ``seconds`` extends them by three times its length, for the two timings that part the fixed cost from the
+    per-step one (else all of it would be scaled: 400 h for a run whose pretraining took the 5 s)."""
     key = primary(full, cfg)
     start = time.perf_counter()
     left = lambda: seconds - (time.perf_counter() - start)
@@ -280,6 +282,8 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
         how = f"{key} {n1}: timed out twice after {seconds:.1f} s, so >= {seconds / n1:.3g} s per {key.rstrip('s')}"
         est = seconds / n1 * units if known else None
         return _result(key, [n1], [], est, ">=" if known else "open", units / n1, "; ".join([how, scale, *per_epoch]))
+    if t1 > seconds / 3:  # slow (a warm-up, or a fixed part such as pretraining): room for two more timings, past
+        seconds += 3 * t1 + 1  # the budget, so that the fixed part is told from the per-step cost, not scaled with it
     if left() > 0.05:  # bounded by the deadline: a warm-up can be most of the first timing
         again = timer(run, {**cfg, key: n1}, device, left())
         t1 = min(t1, again) if again is not None else t1

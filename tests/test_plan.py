@@ -147,6 +147,22 @@ def test_a_timeout_is_a_lower_bound_and_a_failure_falls_back_to_the_smoke_sizes(
     assert math.isclose(out["est_s"], 1.0)
 
 
+def test_a_slow_first_step_gets_the_time_to_part_the_fixed_cost_from_the_steps():
+    """4 s of pretraining and 0.01 s a step, against a 5 s budget: timed three times (past the budget), the estimate
+    at 100 steps is 4 s + 1 s, not the first timing times 100."""
+    seen = []
+
+    def timer(run, cfg, device, seconds):
+        seen.append((cfg["steps"], seconds))
+        return 4.0 + 0.01 * cfg["steps"]
+
+    out = plan.measure(_runs("a")("full")[0], {"steps": 2}, "cpu", 5.0, timer)
+    assert math.isclose(out["est_s"], 5.0, rel_tol=1e-6) and out["bound"] in ("~", "=") and len(seen) == 3
+    assert seen[1][1] > 5.0  # the second timing had more than the budget left
+    fast = plan.measure(_runs("a")("full")[0], {"steps": 2}, "cpu", 5.0, lambda r, c, d, s: 1.0 + 0.01 * c["steps"])
+    assert fast["n"][0] == 1 and math.isclose(fast["est_s"], 2.0, rel_tol=1e-6)  # a fast one is timed as before
+
+
 def test_a_length_the_data_set_sets_is_not_estimated():
     run = Run("planfake", "a", "x", fake_run, {"steps": None, "epochs": 3, "width": 4, "seed": 0})
     out = plan.measure(run, {"steps": 2}, "cpu", 3.0, lambda run, cfg, d, s: 0.1 * cfg["steps"])
