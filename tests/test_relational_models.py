@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from lscnb.config import Profile
 from lscnb.models.relational import CoRelNetMix, PrediNet, similarity_features
 
 
@@ -108,7 +109,7 @@ def test_every_game_model_and_the_mix_run_end_to_end():
 
     from lscnb.experiments import corelnet as ex
 
-    ctx = types.SimpleNamespace(device="cpu", seed=0)
+    ctx = types.SimpleNamespace(profile=Profile("quick"), device="cpu", seed=0)
     for model in ex.GAME_MODELS:
         out = ex.games_run(dict(task="colour_shape", model=model, iters=2, lr=1e-3, test=8, seed=0), ctx)
         assert {"hexominoes", "stripes", "iid"} <= set(out) and all(
@@ -240,7 +241,7 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
         r.config["model"] for r in ex.sizes_runs("full")
     }
     assert ex.TABLE_5_1[("left_of", "hexominoes")]["RN"] == 51.0 and ex.TABLE_5_1[("same", "stripes")]["NTM"] == 93.4
-    ctx = types.SimpleNamespace(device="cpu", seed=0)
+    ctx = types.SimpleNamespace(profile=Profile("quick"), device="cpu", seed=0)
     out = ex.sizes_run(dict(task="transitive", model="asym_esbn", m=95, iters=2, test=8, seed=0), ctx)
     assert 0 <= out["ood"] <= 1
     unseen = [r for r in ex.baseline_runs("full") if r.config["task"] == "identity_rules4_missing"]
