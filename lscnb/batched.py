@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 from . import checks
 from .models.stacked import stacked_forward
 from .runs import run_group, twin  # noqa: F401 (part of this module's API: a sweep's runs computed together)
-from .train import OPTIMIZERS, History, _evaluate, _save, to_device
+from .train import OPTIMIZERS, History, _evaluate, _save, random_state, set_random_state, to_device
 
 
 class _Bound:
@@ -139,11 +139,7 @@ def _resume(path: Path, params: dict, buffers: dict, opt, generators, device) ->
         for name, t in [*params.items(), *buffers.items()]:
             t.copy_((state["params"] if name in params else state["buffers"])[name])
     opt.load_state_dict(state["optimizer"])
-    torch.set_rng_state(state["rng"].cpu())
-    if state.get("cuda_rng") is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all([r.cpu() for r in state["cuda_rng"]])
-    for gen, saved in zip(generators, state["generators"]):
-        gen.set_state(saved.cpu())
+    set_random_state(state, generators)
     return state["step"], [History(**h) for h in state["hists"]], list(state["active"])
 
 
@@ -313,9 +309,8 @@ def fit_batched(
             for h in hists:
                 h.wall_time_s = time.perf_counter() - t0
             state = {"params": params, "buffers": buffers, "optimizer": opt.state_dict(), "step": k + 1}
-            state.update(hists=[h.to_dict() for h in hists], active=active, rng=torch.get_rng_state())
-            state.update(generators=[g.get_state() for g in generators])
-            _save(ckpt, {**state, "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None})
+            state.update(hists=[h.to_dict() for h in hists], active=active, **random_state(generators))
+            _save(ckpt, state)
     _write_back(models, params, buffers)
     if eval_fn is not None:
         for i in range(count):

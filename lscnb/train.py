@@ -151,6 +151,21 @@ def fit_classifier(
     return curve + [chance] * (epochs - len(curve)), hist
 
 
+def random_state(generators: Sequence[torch.Generator] = ()) -> dict:
+    """The global CPU and CUDA generators' states and ``generators``', as a checkpoint keeps them."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    return {"rng": torch.get_rng_state(), "generators": [g.get_state() for g in generators], "cuda_rng": cuda}
+
+
+def set_random_state(state: dict, generators: Sequence[torch.Generator] = ()) -> None:
+    """Restore what :func:`random_state` saved in ``state`` (a checkpoint) into the generators."""
+    torch.set_rng_state(state["rng"].cpu())
+    if state.get("cuda_rng") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([r.cpu() for r in state["cuda_rng"]])
+    for gen, saved in zip(generators, state.get("generators", [])):
+        gen.set_state(saved.cpu())
+
+
 def _save(path: Path, state: dict) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,11 +231,7 @@ def fit(
             opt.load_state_dict(saved)
         hist = History(**state["history"])
         start = state["step"]
-        torch.set_rng_state(state["rng"].cpu())
-        if state.get("cuda_rng") is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all([r.cpu() for r in state["cuda_rng"]])
-        for gen, saved in zip(generators, state.get("generators", [])):
-            gen.set_state(saved.cpu())
+        set_random_state(state, generators)
         if extra is not None and state.get("extra") is not None:
             extra.load_state_dict(state["extra"])
     params = [p for p in model.parameters() if p.requires_grad]
@@ -268,10 +279,8 @@ def fit(
                     "optimizers": [opt.state_dict() for opt in opts],
                     "history": hist.to_dict(),
                     "step": k + 1,
-                    "rng": torch.get_rng_state(),
-                    "generators": [gen.get_state() for gen in generators],
+                    **random_state(generators),
                     "extra": None if extra is None else extra.state_dict(),
-                    "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
                 },
             )
     if eval_fn is not None and not hist.diverged:

@@ -55,12 +55,15 @@ def _cosine(peak: float, step: int, steps: int) -> float:
     return 1e-7 + 0.5 * (peak - 1e-7) * (1 + math.cos(math.pi * min(step, steps) / steps))
 
 
+def _student(cfg: dict, ctx: RunContext):
+    return make_student(cfg["model"], cfg["student"], cfg["nu0"], ctx.seed, cfg.get("theta0", math.pi))
+
+
 def _setup(cfg: dict, ctx: RunContext):
     """The seed's teacher (a new one per seed, as the paper), its student, and the stream of batches."""
     torch.manual_seed(ctx.seed)
-    theta0 = cfg.get("theta0", math.pi)
-    teacher = Teacher(10, nu0=cfg["nu0"], theta0=theta0, seed=1000 + ctx.seed)
-    student = make_student(cfg["model"], cfg["student"], cfg["nu0"], ctx.seed, theta0)
+    teacher = Teacher(10, nu0=cfg["nu0"], theta0=cfg.get("theta0", math.pi), seed=1000 + ctx.seed)
+    student = _student(cfg, ctx)
     gen = torch.Generator().manual_seed(ctx.seed)
     return teacher, student, gen, lambda step: teacher.sample(cfg["batch"], cfg["length"], gen)
 
@@ -131,7 +134,7 @@ def teacher_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
     if cfg.get("readout"):
         return [teacher_run(c, x) for c, x in zip(cfgs, ctxs)]
     teacher, student, gen, draw = _setup(cfg, ctx)
-    students = [student] + [_setup(cfg, ctx)[1] for _ in cfgs[1:]]
+    students = [student] + [_student(cfg, ctx) for _ in cfgs[1:]]
     steps, peaks = cfg["steps"], [c["lr"] for c in cfgs]
     constant = cfg.get("schedule", "cosine") == "constant"
     hists = fit_batched(
