@@ -129,7 +129,7 @@ THETA0 = {
             "complex": [3.2e-4, 1e-3, 3.2e-3, 1e-2],
             "lru": [3.2e-4, 1e-3, 3.2e-3, 1e-2, 3.2e-2, 0.1, 0.32, 1.0],
         },
-        seeds=list(range(10)),
+        seeds=[0, 1, 2],  # 3 of the paper's 10 (declared on the figure)
         steps=10_000,
         batch=128,
     ),
