@@ -18,7 +18,11 @@ from .. import checks
 def latency_encode(
     x: torch.Tensor, *, tau: float = 50.0, thr: float = 0.2, t_max: float = 50.0, dt: float = 1.0, repeat: int = 1
 ) -> torch.Tensor:
-    """Intensities ``x`` (N, C) in [0, 1] -> spike trains (N, steps * repeat, C) with ``steps = ceil(t_max / dt)``."""
+    """Latency code: intensities ``x`` (N, C) in [0, 1] -> spike trains (N, steps * repeat, C), ``steps =
+    ceil(t_max / dt)``. Each channel spikes once, at ``t = tau log(x / (x - thr))``, when a leaky membrane
+    (time constant ``tau``) charged by the constant input ``x`` reaches ``thr``; a channel with ``x <= thr``, or
+    whose spike falls in step ``steps`` or later (``t >= steps * dt``), stays silent. ``repeat`` repeats every step
+    ``repeat`` times."""
     checks.tensor(x, "x", ndim=2)
     for name, value in (("tau", tau), ("thr", thr), ("t_max", t_max), ("dt", dt)):
         checks.positive_float(value, name)
