@@ -369,11 +369,10 @@ FIGURES = declare(
                 what="identity rules 4 flipped (+ missing), distribution-of-10 (+ restricted)",
                 data="ESBN object images",
                 note="quick: CoRelNet on identity rules 4 flipped and restricted distribution-of-10; full: the four "
-                "tasks, the six "
-                "models of figure unseen (owed: needs a GPU)",
+                "tasks, the models of figure unseen but ESBN",
             )
         ],
-        subset="3 of 10 seeds, random frozen encoder, no PrediNet",
+        subset="3 of 10 seeds, random frozen encoder, no PrediNet, no ESBN",
         show=show_variants,
     ),
     Figure(
@@ -385,8 +384,7 @@ FIGURES = declare(
                 what="CoRelNet-nhid (decoder widened to ESBN's parameter count) at extreme m",
                 data="ESBN object images",
                 note="widths give Table C.3's CoRelNet-nhid counts on 6 of 7 tasks (unit test, chapter table); quick: "
-                "identity "
-                "rules 4, 100 steps; full: the eight tasks (owed: needs a GPU)",
+                "identity rules 4, 100 steps; full: the eight tasks",
             )
         ],
         subset="extreme m, 3 of 10 seeds, random frozen encoder",
@@ -429,12 +427,11 @@ FIGURES = declare(
                 source="Fig. 7.3",
                 what="the four basic tasks with CoRelNet_mix (competition of rules)",
                 data="ESBN object images",
-                note="quick: CoRelNet diff and CoRelNet_mix, 300 steps (CoRelNet and asymmetric "
-                "CoRelNet from figures ood, ablation); full adds ESBN and asymmetric ESBN "
-                "(owed: needs a GPU)",
+                note="CoRelNet diff and CoRelNet_mix (CoRelNet and asymmetric CoRelNet from figures ood, "
+                "ablation); quick: 300 steps; ESBN and asymmetric ESBN not run (a GPU's: 3 h of a CPU core)",
             )
         ],
-        subset="extreme m only, 3 of 10 seeds, random frozen encoder",
+        subset="extreme m only, 3 of 10 seeds, random frozen encoder, no ESBN or asymmetric ESBN",
         show=show_mix,
     ),
 )
