@@ -237,9 +237,10 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
         "ntm",
     }
     assert {"rn", "ntm", "mnm"} <= {r.config["model"] for r in ex.games_runs("full")}
-    assert "asym_esbn" in {r.config["model"] for r in ex.mix_runs("full")} and "asym_esbn" in {
-        r.config["model"] for r in ex.sizes_runs("full")
-    }
+    assert {r.config["model"] for r in ex.mix_runs("full")} == {"diff", "mix"}  # no ESBN: a declared subset
+    assert "asym_esbn" in {r.config["model"] for r in ex.sizes_runs("full")}
+    assert "esbn" not in {r.config["model"] for r in ex.variant_runs("full")}
+    assert "no ESBN" in ex.FIGURES["mix"].subset and "no ESBN" in ex.FIGURES["variants"].subset
     assert ex.TABLE_5_1[("left_of", "hexominoes")]["RN"] == 51.0 and ex.TABLE_5_1[("same", "stripes")]["NTM"] == 93.4
     ctx = types.SimpleNamespace(profile=Profile("quick"), device="cpu", seed=0)
     out = ex.sizes_run(dict(task="transitive", model="asym_esbn", m=95, iters=2, test=8, seed=0), ctx)
