@@ -224,3 +224,16 @@ def show_mix(*cols) -> None:
         note="The thesis shows bars only: CoRelNet_mix 'decent' on every task, with a high variance over seeds on "
         "same/different and RMTS.",
     )
+
+
+def gap_mix(col) -> str:
+    """CoRelNet_mix's and CoRelNet diff's OOD accuracy (range over tasks of the seed means) beside the thesis's
+    words."""
+    acc = accuracy_table(col)
+    span = {m: [v for (_, k), v in acc.items() if k == m] for m in ("mix", "diff")}
+    share = [r["similarity_share"] for r in col if r.config["model"] == "mix"]
+    return (
+        f"CoRelNet_mix {min(span['mix']):.3f}-{max(span['mix']):.3f} OOD on the four tasks (similarity rule on "
+        f"{min(share):.0%} of test samples or more), CoRelNet diff {min(span['diff']):.2f}-{max(span['diff']):.2f}; "
+        "the thesis prints bars only: mix 'decent', with a high variance over seeds on same/different and RMTS"
+    )
