@@ -34,11 +34,11 @@ def causal_conv(x: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
 
 def power_vectors(A: torch.Tensor, b: torch.Tensor, T: int) -> torch.Tensor:
     """``[b, A b, ..., A^(T-1) b]`` (T, ..., n) for ``A`` (..., n, n) and ``b`` (..., n), by doubling:
-    O(T n^2) work in log2(T) batched products, differentiable."""
+    O(T n^2) work in log2(T) matrix products (all the vectors so far times ``A^(2^j)`` in one), differentiable."""
     T = checks.positive_int(T, "T")
     vecs, step = b.unsqueeze(0), A
     while vecs.shape[0] < T:
-        vecs = torch.cat([vecs, (step.unsqueeze(0) @ vecs.unsqueeze(-1)).squeeze(-1)], dim=0)
+        vecs = torch.cat([vecs, torch.einsum("...ij,k...j->k...i", step, vecs)], dim=0)
         step = step @ step
     return vecs[:T]
 
