@@ -21,7 +21,7 @@ def ablation_runs(scale: str) -> list[Run]:
     L, T = s["ablation_lag"], s["ablation_length"]
     out = []
     for m in ("roa", "eye"):
-        for seed in s["task_seeds"]:
+        for seed in s["ablation_seeds"]:
             out.append(
                 Run(
                     CHAPTER,
