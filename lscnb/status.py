@@ -31,22 +31,35 @@ def figure_state(module, figure: str) -> dict:
     return state
 
 
+def missing_runs(module, figure: str) -> int:
+    """How many of ``figure``'s full-profile runs have no committed result."""
+    runs = module.FIGURES[figure]("full")
+    store = store_for("full", runs[0].chapter)
+    return sum(not store.has(r.key) for r in runs)
+
+
 def rows(chapter_names=None, plans=("cpu", "cuda")) -> list[dict]:
     """One row per source figure or table of every chapter (its registered paper items); an owed figure's row
-    carries its cost from the committed plans ``results/plan-<device>.json`` (:func:`estimates`), one per device of
-    ``plans`` that has one, joined under ``estimate``."""
-    costs = [estimates(device) for device in plans]
-    table = [row for name in chapter_names or sorted(chapters()) for row in chapter_rows(name, chapter_module(name))]
+    carries its cost from the committed plans ``results/plan-<device>.json`` (:func:`estimates`, for the runs
+    missing now), one per device of ``plans`` that has one, joined under ``estimate``."""
+    names = chapter_names or sorted(chapters())
+    modules = {name: chapter_module(name) for name in names}
+    table = [row for name in names for row in chapter_rows(name, modules[name])]
+    owed = {(r["chapter"], r["figure"]) for r in table if kind(r) in ("quick only", "partial")}
+    missing = {key: missing_runs(modules[key[0]], key[1]) for key in owed}
+    costs = [estimates(device, missing=missing) for device in plans]
     for row in table:
         key = row["chapter"], row["figure"]
-        if kind(row) in ("quick only", "partial") and (found := [c[key] for c in costs if key in c]):
+        if key in owed and (found := [c[key] for c in costs if key in c]):
             row["estimate"] = "; ".join(found)
     return table
 
 
-def estimates(device: str = "cpu", root=None) -> dict[tuple[str, str], str]:
-    """``{(chapter, figure): "est. ~96 min for the 6 missing runs on <machine> (plan of <date>)"}`` from the plan
-    committed as ``results/plan-<device>.json`` (``python -m lscnb plan --device D --json``); empty without one."""
+def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, str], str]:
+    """``{(chapter, figure): "full runs est. ~96 min on <machine>, plan of <date>"}`` from the plan committed as
+    ``results/plan-<device>.json`` (``python -m lscnb plan --device D --json``); empty without one. ``missing``
+    (``{(chapter, figure): runs missing now}``) rescales a figure's cost to the runs still missing, at the plan's
+    mean cost per run, where the plan gives one and the count changed since."""
     import json
     from pathlib import Path
 
@@ -59,14 +72,19 @@ def estimates(device: str = "cpu", root=None) -> dict[tuple[str, str], str]:
     where = f"{doc.get('device_name', device)}, plan of {str(doc.get('date', '?'))[:10]}"
     out = {}
     for f in doc.get("figures", []):
-        if f.get("est_s") is None:
+        key = f["chapter"], f["figure"]
+        est, what = f.get("est_s"), "full runs"
+        n = (missing or {}).get(key)
+        if est is not None and n is not None and f.get("per_run_s") is not None and n != f.get("missing"):
+            est, what = f["per_run_s"] * n, f"the {n} missing run" + ("s" if n != 1 else "")
+        if est is None:
             text = "cost not estimated (the data set sets the run's length)"
         else:
             bound = "at least " if f.get("bound") == ">=" else "~"
-            hours = f["est_s"] / 3600
-            cost = f"{bound}{hours:.1f} h" if hours >= 1 else f"{bound}{f['est_s'] / 60:.0f} min"
-            text = f"full runs est. {cost} on {where}" + (" (GPU work)" if hours > 1 and device == "cpu" else "")
-        out[(f["chapter"], f["figure"])] = text
+            hours = est / 3600
+            cost = f"{bound}{hours:.1f} h" if hours >= 1 else f"{bound}{est / 60:.0f} min"
+            text = f"{what} est. {cost} on {where}" + (" (GPU work)" if hours > 1 and device == "cpu" else "")
+        out[key] = text
     return out
 
 

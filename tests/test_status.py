@@ -276,6 +276,13 @@ def test_owed_figures_carry_the_committed_plans_estimate(tmp_path):
     assert got[("a", "f")] == "full runs est. ~1.5 h on Test CPU (2 cores), plan of 2026-11-25 (GPU work)"
     assert got[("a", "g")] == "full runs est. at least 2 min on Test CPU (2 cores), plan of 2026-11-25"
     assert got[("b", "h")].startswith("cost not estimated")
+    # the runs missing now, at the plan's mean cost per run, once some have been committed since the plan
+    doc["figures"][0].update(per_run_s=60.0, missing=90)
+    (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
+    now = estimates("cpu", root=tmp_path, missing={("a", "f"): 30, ("a", "g"): 4})
+    assert now[("a", "f")] == "the 30 missing runs est. ~30 min on Test CPU (2 cores), plan of 2026-11-25"
+    assert now[("a", "g")] == got[("a", "g")]  # no cost per run in the plan: its figure's total, as before
+    assert estimates("cpu", root=tmp_path, missing={("a", "f"): 90})[("a", "f")] == got[("a", "f")]  # none since
 
 
 # By value (issue 27): each piece of the status page against an answer written out here.
@@ -536,6 +543,11 @@ def test_rows_attach_the_plans_estimate_to_owed_rows_only(stores, monkeypatch):
     assert all("estimate" not in r for r in status.rows(["fab"], plans=[]))
     (stores / "results" / "plan-cpu.json").unlink()  # a figure in one plan only gets that plan's cost
     assert status.rows(["fab"], plans=["cpu", "gpu"])[2]["estimate"] == "full runs est. ~2 min on G, plan of ?"
+    # a plan made when both of figure half's runs were missing: one is committed since, so half the cost is left
+    plan["figures"][1].update(per_run_s=600.0, est_s=1200.0, missing=2)
+    (stores / "results" / "plan-gpu.json").write_text(json.dumps({**plan, "device_name": "G"}))
+    table = {r["source"]: r for r in status.rows(["fab"], plans=["gpu"])}
+    assert table["Fig. 2"]["estimate"] == "the 1 missing run est. ~10 min on G, plan of ?"
 
 
 def test_estimates_edges(tmp_path):
