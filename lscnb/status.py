@@ -46,7 +46,7 @@ def rows(chapter_names=None, plans=("cpu", "cuda")) -> list[dict]:
     modules = {name: chapter_module(name) for name in names}
     table = [row for name in names for row in chapter_rows(name, modules[name])]
     owed = {(r["chapter"], r["figure"]) for r in table if kind(r) in ("quick only", "partial")}
-    missing = {key: missing_runs(modules[key[0]], key[1]) for key in owed}
+    missing = {key: missing_runs(modules[key[0]], key[1]) for key in owed} if plans else {}
     costs = [estimates(device, missing=missing) for device in plans]
     for row in table:
         key = row["chapter"], row["figure"]
