@@ -31,22 +31,15 @@ def figure_state(module, figure: str) -> dict:
     return state
 
 
-def missing_runs(module, figure: str) -> int:
-    """How many of ``figure``'s full-profile runs have no committed result."""
-    runs = module.FIGURES[figure]("full")
-    store = store_for("full", runs[0].chapter)
-    return sum(not store.has(r.key) for r in runs)
-
-
 def rows(chapter_names=None, plans=("cpu", "cuda")) -> list[dict]:
     """One row per source figure or table of every chapter (its registered paper items); an owed figure's row
     carries its cost from the committed plans ``results/plan-<device>.json`` (:func:`estimates`, for the runs
     missing now), one per device of ``plans`` that has one, joined under ``estimate``."""
     names = chapter_names or sorted(chapters())
-    modules = {name: chapter_module(name) for name in names}
-    table = [row for name in names for row in chapter_rows(name, modules[name])]
+    states = {name: {} for name in names}  # each chapter's figure states, read once by chapter_rows
+    table = [row for name in names for row in chapter_rows(name, chapter_module(name), states[name])]
     owed = {(r["chapter"], r["figure"]) for r in table if kind(r) in ("quick only", "partial")}
-    missing = {key: missing_runs(modules[key[0]], key[1]) for key in owed} if plans else {}
+    missing = {(ch, f): states[ch][f]["runs"] - states[ch][f]["present"] for ch, f in owed} if plans else {}
     costs = [estimates(device, missing=missing) for device in plans]
     for row in table:
         key = row["chapter"], row["figure"]
@@ -88,8 +81,11 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
     return out
 
 
-def chapter_rows(name: str, module) -> list[dict]:
-    """The rows of one chapter's ``module``: its paper items, each classified by its figure's committed runs."""
+def chapter_rows(name: str, module, states: dict | None = None) -> list[dict]:
+    """The rows of one chapter's ``module``: its paper items, each classified by its figure's committed runs.
+    ``states`` (a dict), if given, receives each figure's :func:`figure_state`, read once however many items the
+    figure reproduces."""
+    states = {} if states is None else states
     out = []
     for item, figure in items(module):
         row = {"chapter": name, "source": item.source, "what": item.what, "data": item.data, "note": item.note}
@@ -97,7 +93,9 @@ def chapter_rows(name: str, module) -> list[dict]:
         if figure is None:
             row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
         else:
-            st = figure_state(module, figure)
+            if figure not in states:
+                states[figure] = figure_state(module, figure)
+            st = states[figure]
             if st["results"] is not None:
                 row["status"] = f"paper scale ({st['dates'][-1]})"
             elif st["present"]:

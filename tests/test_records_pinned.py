@@ -175,7 +175,7 @@ def test_rows_without_a_plan_read_no_plan(monkeypatch):
     row = {"chapter": "c", "figure": "f", "status": "quick scale only (full run owed)"}
     monkeypatch.setattr(status, "estimates", no_plan)
     monkeypatch.setattr(status, "chapter_module", lambda name: None)
-    monkeypatch.setattr(status, "chapter_rows", lambda name, module: [dict(row)])
+    monkeypatch.setattr(status, "chapter_rows", lambda name, module, states=None: [dict(row)])
     assert status.rows(["c"], plans=()) == [row]
 
 
