@@ -45,6 +45,7 @@ COUNTS = frozenset(
     + ("test_tokens", "eval_windows", "eval_every", "every", "eval_batch", "grad_batch", "radius_samples", "probe")
 )
 SEEDS = ("seed", "seed_offset")  # runs that differ only in these share a shape
+ARCHITECTURE = "model"  # the config entry that names a run's architecture, in every chapter
 CHUNK_S = 540.0  # 9 minutes: one command of the plan
 CPU_LIMIT_S = 3600.0  # a figure above this on the CPU is marked GPU
 CALIBRATION_S = 5.0
@@ -335,14 +336,16 @@ def default_cache(device: str) -> Path:
 
 
 def _distance(a: dict, b: dict) -> float:
-    """How unlike two configs are: 1 per differing entry, a numeric one by its ratio (x2: 0.1, up to 1)."""
+    """How unlike two configs are: 1 per differing entry, a numeric one by its ratio (x2: 0.1, up to 1), and 2 for
+    another architecture (the entry ``model``), which sets a run's cost more than its task or data do: an untimed
+    CoRelNet run on task x takes the time of CoRelNet on task y, not of ESBN on task x."""
     d = 0.0
     for k in (set(a) | set(b)) - set(SEEDS):
         x, y = a.get(k), b.get(k)
         if x == y:
             continue
         numeric = _number(x) and _number(y) and x > 0 and y > 0
-        d += min(1.0, abs(math.log2(x / y)) / 10) if numeric else 1.0
+        d += min(1.0, abs(math.log2(x / y)) / 10) if numeric else 2.0 if k == ARCHITECTURE else 1.0
     return d
 
 

@@ -76,6 +76,14 @@ def test_the_most_different_shapes_are_timed_first():
     assert plan._distance(configs[0], {**configs[0], "seed": 5}) == 0
 
 
+def test_an_untimed_shape_takes_the_time_of_its_architecture_before_that_of_its_task():
+    untimed = {"model": "corelnet", "task": "rmts", "iters": 5000}
+    same_model = {"model": "corelnet", "task": "dist3", "iters": 5000}
+    same_task = {"model": "esbn", "task": "rmts", "iters": 5000}
+    assert plan._distance(untimed, same_model) < plan._distance(untimed, same_task)
+    assert (plan._distance(untimed, same_model), plan._distance(untimed, same_task)) == (1, 2)
+
+
 @pytest.mark.parametrize(
     "text,seconds", [("40m", 2400), ("1h30m", 5400), ("90s", 90), ("2", 120), ("2.5h", 9000), (" 9M ", 540)]
 )
