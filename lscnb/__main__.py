@@ -22,8 +22,8 @@ SEED_HELP = (
 )
 # options that belong to one executor (or two), and the packages an executor or the notebook path needs
 EXECUTOR_OPTIONS = {
-    "workers": ("processes",),
-    "threads_per_run": ("processes",),
+    "workers": ("processes", "batched"),
+    "threads_per_run": ("processes", "batched"),
     "address": ("ray",),
     "cpus_per_run": ("ray",),
     "gpus_per_run": ("ray", "submitit"),
@@ -34,6 +34,7 @@ EXECUTOR_OPTIONS = {
 }
 DEFAULTS = {
     "workers": 2,
+    ("batched", "workers"): 1,  # the groups one after another, in this process
     "threads_per_run": 1,
     "cpus_per_run": 1.0,
     "gpus_per_run": 0.0,
@@ -111,7 +112,7 @@ def _check_reproduce(args) -> None:
                 f"not of --executor {args.executor}"
             )
         if getattr(args, name) is None:
-            setattr(args, name, DEFAULTS.get(name))
+            setattr(args, name, DEFAULTS.get((args.executor, name), DEFAULTS.get(name)))
     if args.executor == "submitit" and args.gpus_per_run != int(args.gpus_per_run):
         raise UsageError(f"--gpus-per-run must be a whole number with --executor submitit, got {args.gpus_per_run}")
     if args.owed and not args.no_notebook:
@@ -197,7 +198,7 @@ def _executor_options(args) -> dict:
     if args.executor == "ray":
         opts = {"address": args.address, "cpus_per_run": args.cpus_per_run, "gpus_per_run": args.gpus_per_run}
         return opts
-    if args.executor == "processes":
+    if args.executor in ("processes", "batched"):
         return {"workers": args.workers, "threads_per_run": args.threads_per_run}
     if args.executor == "submitit":
         opts = {"folder": args.submitit_folder, "cluster": args.submitit_cluster}
@@ -311,8 +312,15 @@ def main(argv=None) -> int:
         help="where runs execute: this process, this process with the runs that can train together batched "
         "(lscnb.batched), a pool of local processes, a Ray instance/cluster, or SLURM jobs via submitit",
     )
-    ex.add_argument("--workers", type=_count(1), help="processes: how many worker processes (default 2)")
-    ex.add_argument("--threads-per-run", type=_count(1), help="processes: torch threads per worker (default 1)")
+    ex.add_argument(
+        "--workers",
+        type=_count(1),
+        help="processes: how many worker processes (default 2); batched: how many groups at once, each in a process "
+        "of its own (default 1: one after another, in this process)",
+    )
+    ex.add_argument(
+        "--threads-per-run", type=_count(1), help="processes, batched: torch threads per worker process (default 1)"
+    )
     ex.add_argument(
         "--address", help="Ray: cluster address ('auto', 'ray://host:10001'); default starts a local instance"
     )

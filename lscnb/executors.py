@@ -14,6 +14,7 @@ import hashlib
 import time
 import traceback
 from collections.abc import Iterator
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,33 +57,62 @@ def group_checkpoint(chunk) -> Path:
 
 
 class BatchedExecutor:
-    """Runs in this process; runs whose function has a batched twin (:func:`lscnb.runs.twin`) and that agree in the
-    twin's key are computed together, ``max_group`` at most at a time (:func:`lscnb.runs.run_group`: their models
-    train as one, :func:`lscnb.batched.fit_batched`), the others one after another as ``local`` runs them. A group's
+    """Runs whose function has a batched twin (:func:`lscnb.runs.twin`) and that agree in the twin's key are computed
+    together, ``max_group`` at most at a time (:func:`lscnb.runs.run_group`: their models train as one,
+    :func:`lscnb.batched.fit_batched`), the others one by one as ``local`` runs them. With ``workers`` 1 (the
+    default) the groups run one after another in this process; with more, in that many spawned processes of
+    ``threads_per_run`` torch threads, a group each (several groups on one GPU, or on a machine's cores). A group's
     results are each run's own, up to floating-point rounding; a group keeps one checkpoint, named for its runs (where
     its twin saves one), and a group that raises fails all its runs."""
 
-    def __init__(self, max_group: int = 16):
+    def __init__(self, max_group: int = 16, *, workers: int = 1, threads_per_run: int = 1):
         self.max_group = checks.positive_int(max_group, "max_group")
+        self.workers = checks.positive_int(workers, "workers")
+        self.threads = checks.positive_int(threads_per_run, "threads_per_run")
 
-    def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
+    def jobs(self, todo) -> list[list]:
+        """``todo``'s ``(run, store)`` pairs cut into jobs: the runs of one group, ``max_group`` at most, or one run."""
         groups: dict = {}
         for run, store in todo:
             groups.setdefault(group_key(run) or ("single", run.key), []).append((run, store))
-        for members in groups.values():
-            for i in range(0, len(members), self.max_group):
-                chunk = members[i : i + self.max_group]
-                if len(chunk) == 1:
-                    run, store = chunk[0]
-                    yield run, _safe_compute(run, profile, scale, store.checkpoint_path(run.key), progress)
-                    continue
-                ckpt = group_checkpoint(chunk)
+        return [
+            members[i : i + self.max_group]
+            for members in groups.values()
+            for i in range(0, len(members), self.max_group)
+        ]
+
+    def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
+        jobs = [([run for run, _ in chunk], _job_checkpoint(chunk)) for chunk in self.jobs(todo)]
+        if self.workers == 1 or len(jobs) == 1:
+            for runs, ckpt in jobs:
+                yield from zip(runs, _safe_job(runs, profile, scale, ckpt, progress))
+            return
+        with _spawn_pool(self.workers, self.threads) as pool:
+            futures = {pool.submit(_safe_job, runs, profile, scale, str(ckpt), False): runs for runs, ckpt in jobs}
+            for future in as_completed(futures):
+                runs = futures[future]
                 try:
-                    outcomes = run_group([run for run, _ in chunk], profile, scale, progress, ckpt)
-                    ckpt.unlink(missing_ok=True)
-                except Exception:  # noqa: BLE001 - returned to the driver, which records it for every run
-                    outcomes = [Failure(traceback.format_exc())] * len(chunk)
-                yield from zip([run for run, _ in chunk], outcomes)
+                    outcomes = future.result()
+                except Exception:  # noqa: BLE001 - a worker that died, say
+                    outcomes = [Failure(traceback.format_exc())] * len(runs)
+                yield from zip(runs, outcomes)
+
+
+def _job_checkpoint(chunk) -> Path:
+    run, store = chunk[0]
+    return store.checkpoint_path(run.key) if len(chunk) == 1 else group_checkpoint(chunk)
+
+
+def _safe_job(runs: list, profile: Profile, scale: str, checkpoint, progress: bool) -> list:
+    """One job of :class:`BatchedExecutor`: a run alone, or a group (its checkpoint removed once it finishes)."""
+    if len(runs) == 1:
+        return [_safe_compute(runs[0], profile, scale, checkpoint, progress)]
+    try:
+        outcomes = run_group(runs, profile, scale, progress, checkpoint)
+        Path(checkpoint).unlink(missing_ok=True)
+        return outcomes
+    except Exception:  # noqa: BLE001 - returned to the driver, which records it for every run
+        return [Failure(traceback.format_exc())] * len(runs)
 
 
 class RayExecutor:
@@ -173,15 +203,9 @@ class ProcessExecutor:
         self.threads = checks.positive_int(threads_per_run, "threads_per_run")
 
     def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
         if not todo:
             return
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            self.workers, mp_context=context, initializer=_init_worker, initargs=(self.threads,)
-        ) as pool:
+        with _spawn_pool(self.workers, self.threads) as pool:
             futures = {
                 pool.submit(_safe_compute, run, profile, scale, str(store.checkpoint_path(run.key)), False): run
                 for run, store in todo
@@ -192,6 +216,15 @@ class ProcessExecutor:
                 except Exception:  # noqa: BLE001 - a worker that died, say
                     outcome = Failure(traceback.format_exc())
                 yield futures[future], outcome
+
+
+def _spawn_pool(workers: int, threads: int):
+    """A pool of ``workers`` spawned processes (so CUDA works in them) of ``threads`` torch threads each."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(threads,))
 
 
 class SubmititExecutor:

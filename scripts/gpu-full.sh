@@ -15,8 +15,9 @@
 #   The steps run before the GPU items, in the order given.
 # SECONDS bounds the whole call: every step gets what is left of it. Items on the CPU (@cpu) start at once, on the
 # machine's cores (leave two of them to smoke and bench), while smoke and bench use the GPU; GPU items start after.
-#   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3  memory:teacher@cuda*batched
-# (*batched: one process whose runs that differ only in seed or rate train together, `--executor batched`)
+#   e.g. meanfield:spectrum,heatmap@cuda*2  lsc@cpu*3  memory:teacher@cuda*batched  memory:theta0@cuda*batched4
+# (*batched: one process whose runs that differ only in seed or rate train together, `--executor batched`;
+#  *batchedN: N such groups at once, each in a process of its own, `--executor batched --workers N`)
 # DEVICE is the torch device the runs compute on and is what their provenance records: name cuda only for
 # figures whose run functions put their work on ctx.device. WORKERS processes (default 1) share the item's runs.
 # What to run: `python -m lscnb plan --device cuda --budget 9m --items` prints the owed figures that fit the budget,
@@ -55,7 +56,10 @@ run_item() {  # ITEM: one chapter's full runs, within what is left of the limit
   log="$OUT/logs/$(echo "$item" | tr -c 'A-Za-z0-9_.\n-' '_').log"
   start=$(date +%s)
   local executor=(--executor processes --workers "$workers")
-  [ "$workers" = batched ] && executor=(--executor batched)
+  case "$workers" in
+    batched) executor=(--executor batched) ;;
+    batched*) executor=(--executor batched --workers "${workers#batched}") ;;
+  esac
   timeout --signal=INT --kill-after=20 "$(left)" python3 -m lscnb reproduce "$chapter" --profile full \
     --no-notebook "${figures[@]}" ${device:+--device "$device"} "${executor[@]}" > "$log" 2>&1
   echo "exit $? after $(( $(date +%s) - start )) s" >> "$log"

@@ -293,6 +293,16 @@ def test_batched_executor_matches_local(stores):
         _assert_results_close(a, b)
 
 
+def test_batched_executor_runs_groups_in_worker_processes_as_in_this_one(stores):
+    p = config.resolve("quick", device="cpu")
+    todo = _training_runs()
+    pooled = sweep.run_sweep(todo, p, executor="batched", workers=2, progress=False, force=True)
+    here = sweep.run_sweep(todo, p, executor="batched", progress=False, force=True)
+    assert [r.provenance.get("batched") for r in pooled] == [3, 3, 3, None]  # two jobs, one per worker
+    for a, b in zip(pooled, here):
+        _assert_results_close(a, b)
+
+
 _SEEN = []
 
 

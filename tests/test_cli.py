@@ -29,6 +29,7 @@ CASES = {  # name: (arguments, a piece of the message)
     "negative seed": (["reproduce", "lsc", "--seed", "-5"], "--seed: must be >= 0, got -5"),
     "seed not a number": (["reproduce", "lsc", "--seed", "x"], "--seed: must be an integer"),
     "zero workers": (["reproduce", "lsc", *NB, "--executor", "processes", "--workers", "0"], "--workers: must be pos"),
+    "zero batched workers": (["reproduce", "lsc", *NB, "--executor", "batched", "--workers", "0"], "--workers: must"),
     "zero threads": (["reproduce", "lsc", *NB, "--executor", "processes", "--threads-per-run", "0"], "--threads-per"),
     "zero cpus": (["reproduce", "lsc", *NB, "--executor", "ray", "--cpus-per-run", "0"], "--cpus-per-run: must be"),
     "negative gpus": (["reproduce", "lsc", *NB, "--executor", "ray", "--gpus-per-run", "-1"], "must be >= 0"),

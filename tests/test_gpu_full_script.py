@@ -40,6 +40,7 @@ def test_items_and_steps_make_their_commands_and_only_this_calls_workers_are_kil
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OUT=str(out), LSCNB_GIT_COMMIT="x")
     env.update(STUB_LOG=str(log), STUB_PIDS=str(pids))
     items = ["smoke:nnrnn,roarnn=30", "plan=60", "bench:fwd+bwd,batched", "memory:teacher@cuda*batched"]
+    items += ["memory:theta0@cuda*batched3"]
     items += ["corelnet:mix,nhid@cpu*4"]
     try:
         done = subprocess.run(["bash", "scripts/gpu-full.sh", "60", *items], cwd=tree, env=env, capture_output=True)
@@ -50,17 +51,21 @@ def test_items_and_steps_make_their_commands_and_only_this_calls_workers_are_kil
             "--executor processes --workers 4"
         )
         assert cpu in calls  # started at once, beside the GPU steps
-        assert [c for c in calls if c != cpu] == [
+        gpu = [c for c in calls if c != cpu]
+        assert gpu[:3] == [
             "python3 -m lscnb smoke --device cuda nnrnn roarnn",
             "python3 -m lscnb plan --device cuda --json --cache _build/plan-calibration-cuda.json",
             "python3 bench/run_all.py --device cuda --tables fwd+bwd,batched",
-            "python3 -m lscnb reproduce memory --profile full --no-notebook --figure teacher --device cuda "
-            "--executor batched",
-        ]  # the GPU steps in order, then the GPU items
+        ]  # the GPU steps in order, then the GPU items, side by side (in either order)
+        reproduce = "python3 -m lscnb reproduce memory --profile full --no-notebook --device cuda --executor batched"
+        assert sorted(gpu[3:]) == [
+            reproduce.replace("--device", "--figure teacher --device"),
+            reproduce.replace("--device", "--figure theta0 --device") + " --workers 3",
+        ]
         assert (out / "plan-cuda.json").read_text().strip() == '{"plan": 1}'
         assert (out / "plan-calibration-cuda.json").exists() and (out / "results.tgz").exists()
         orphans = [int(p) for p in pids.read_text().split()]
-        assert len(orphans) == 2
+        assert len(orphans) == 3
         deadline = time.time() + 10
         while time.time() < deadline and any(Path(f"/proc/{p}").exists() for p in orphans):
             time.sleep(0.1)
