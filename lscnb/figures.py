@@ -48,6 +48,7 @@ class Figure:
     table: Callable | None = None
     smoke: dict = field(default_factory=dict)
     collector: Callable[..., Collected] | None = field(default=None, repr=False)
+    reads: tuple[str, ...] = ()  # the chapter's other figures whose runs this one shows beside its own
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -55,6 +56,9 @@ class Figure:
         if not callable(self.runs):
             raise ValueError(f"Figure {self.name!r}: runs must be callable (scale -> runs)")
         object.__setattr__(self, "items", tuple(self.items))
+        object.__setattr__(self, "reads", tuple(self.reads))
+        if not all(isinstance(r, str) and r != self.name for r in self.reads):
+            raise ValueError(f"Figure {self.name!r}: reads must name other figures, got {self.reads!r}")
         if not all(isinstance(i, Item) for i in self.items):
             raise ValueError(f"Figure {self.name!r}: items must be Item instances")
 
@@ -78,6 +82,9 @@ def declare(*figures: Figure) -> dict[str, Figure]:
         if fig.name in out:
             raise ValueError(f"figure {fig.name!r} is declared twice")
         out[fig.name] = fig
+    for fig in out.values():
+        if unknown := [r for r in fig.reads if r not in out]:
+            raise ValueError(f"figure {fig.name!r} reads figures that are not declared: {unknown}")
     return out
 
 

@@ -38,7 +38,11 @@ def rows(chapter_names=None, plans=("cpu", "cuda")) -> list[dict]:
     names = chapter_names or sorted(chapters())
     states = {name: {} for name in names}  # each chapter's figure states, read once by chapter_rows
     table = [row for name in names for row in chapter_rows(name, chapter_module(name), states[name])]
-    owed = {(r["chapter"], r["figure"]) for r in table if kind(r) in ("quick only", "partial")}
+    owed = {  # the figures whose own runs are not all committed (one that waits on another's has no cost of its own)
+        (r["chapter"], r["figure"])
+        for r in table
+        if kind(r) in ("quick only", "partial") and states[r["chapter"]][r["figure"]]["results"] is None
+    }
     missing = {(ch, f): states[ch][f]["runs"] - states[ch][f]["present"] for ch, f in owed} if plans else {}
     costs = [estimates(device, missing=missing) for device in plans]
     for row in table:
@@ -82,7 +86,8 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
 
 
 def chapter_rows(name: str, module, states: dict | None = None) -> list[dict]:
-    """The rows of one chapter's ``module``: its paper items, each classified by its figure's committed runs.
+    """The rows of one chapter's ``module``: its paper items, each classified by its figure's committed runs (and
+    those of the figures it ``reads``: a figure whose own runs are all committed is partial while they are not).
     ``states`` (a dict), if given, receives each figure's :func:`figure_state`, read once however many items the
     figure reproduces."""
     states = {} if states is None else states
@@ -93,10 +98,16 @@ def chapter_rows(name: str, module, states: dict | None = None) -> list[dict]:
         if figure is None:
             row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
         else:
-            if figure not in states:
-                states[figure] = figure_state(module, figure)
+            for f in (figure, *getattr(module.FIGURES[figure], "reads", ())):
+                if f not in states:
+                    states[f] = figure_state(module, f)
             st = states[figure]
-            if st["results"] is not None:
+            waiting = [f for f in getattr(module.FIGURES[figure], "reads", ()) if states[f]["results"] is None]
+            if st["results"] is not None and waiting:  # its own runs done, but it shows others' at quick scale
+                own = "its one run" if st["runs"] == 1 else f"all {st['runs']} of its runs"
+                others = ("figure " if len(waiting) == 1 else "figures ") + ", ".join(waiting)
+                row["status"] = f"full run partial ({own}; {others}, shown beside them, owed)"
+            elif st["results"] is not None:
                 row["status"] = f"paper scale ({st['dates'][-1]})"
             elif st["present"]:
                 row["status"] = f"full run partial ({st['present']}/{st['runs']} runs); quick in the book"

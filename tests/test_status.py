@@ -570,3 +570,50 @@ def test_estimates_edges(tmp_path):
     assert got[("a", "long")] == "full runs est. ~1.0 h on cpu, plan of 2026-11-25 (GPU work)"
     (tmp_path / "plan-cuda.json").write_text(json.dumps(doc))
     assert "(GPU work)" not in estimates("cuda", root=tmp_path)[("a", "long")]
+
+
+class _Reading:
+    """A fabricated chapter whose figure "all" shows the runs of figures "one" and "later" beside its own."""
+
+    __name__ = "reading"
+
+    FIGURES = declare(
+        Figure("all", _Chapter._runs("all", 2), items=[Item("Fig. 1", "a")], reads=("one", "later")),
+        Figure("one", _Chapter._runs("one", 1), items=[Item("Fig. 2", "b")]),
+        Figure("later", _Chapter._runs("later", 2), items=[Item("Fig. 3", "c")]),
+    )
+
+
+def test_a_figure_is_at_paper_scale_only_when_the_figures_it_reads_are(stores):
+    from lscnb.results import Result, Store
+
+    store = Store(stores / "results" / "fab")
+    for name in ("all", "one"):
+        for run in _Reading.FIGURES[name]("full"):
+            store.save(Result(run.key, {}, {}, {}, {"device_name": "D", "date": "2026-01-02T00:00:00+00:00"}))
+    by_source = lambda: {r["source"]: r["status"] for r in status.chapter_rows("fab", _Reading)}  # noqa: E731
+    assert by_source() == {
+        "Fig. 1": "full run partial (all 2 of its runs; figure later, shown beside them, owed)",
+        "Fig. 2": "paper scale (2026-01-02)",
+        "Fig. 3": "quick scale only (full run owed)",
+    }
+    assert status.kind({"status": by_source()["Fig. 1"]}) == "partial"
+    store.save(Result(_Reading.FIGURES["later"]("full")[0].key, {}))
+    assert by_source()["Fig. 1"].startswith("full run partial")  # half of "later" is not enough
+    store.save(Result(_Reading.FIGURES["later"]("full")[1].key, {}))
+    assert by_source()["Fig. 1"] == "paper scale (2026-01-02)"
+
+
+def test_a_figure_reads_only_declared_other_figures():
+    with pytest.raises(ValueError, match="not declared: \\['nope'\\]"):
+        declare(Figure("a", _Chapter._runs("a", 1), reads=("nope",)))
+    with pytest.raises(ValueError, match="reads must name other figures"):
+        Figure("a", _Chapter._runs("a", 1), reads=("a",))
+
+
+def test_the_book_declares_what_its_composite_figures_read():
+    """The figures whose plot shows another figure's runs say so (and so are partial until those are committed)."""
+    reads = {(ch, f): fig.reads for ch in chapters() for f, fig in chapter_module(ch).FIGURES.items() if fig.reads}
+    assert reads[("corelnet", "nhid")] == ("ood", "unseen", "mcurve")
+    assert reads[("corelnet", "sensory")] == ("unseen", "games")
+    assert reads[("nnrnn", "theta")] == ("psmnist",)

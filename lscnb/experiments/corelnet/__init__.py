@@ -150,6 +150,7 @@ FIGURES = declare(
             )
         ],
         subset="extreme m only, random frozen encoder",
+        reads=("ood", "mcurve", "mcurve_cat", "mcurve_sym", "mcurve_encoder"),
     ),
     Figure(
         "encoder",
@@ -254,6 +255,7 @@ FIGURES = declare(
         ],
         subset="extreme m, 3 of 10 seeds, random frozen encoder",
         show=show_baselines,
+        reads=("ood", "unseen"),
     ),
     Figure(
         "mcurve_encoder",
@@ -284,6 +286,7 @@ FIGURES = declare(
             )
         ],
         subset=_SUBSET + ", random frozen encoder",
+        reads=("mcurve",),
     ),
     Figure(
         "mcurve_unseen",
@@ -299,6 +302,7 @@ FIGURES = declare(
             )
         ],
         subset=_SUBSET + ", random frozen encoder, no PrediNet",
+        reads=("unseen",),
     ),
     Figure(
         "mcurve_unseen_encoder",
@@ -345,6 +349,7 @@ FIGURES = declare(
         subset="3 of 10 seeds, random frozen encoder",
         show=show_sensory,
         table=sensory_table,
+        reads=("unseen", "games"),
     ),
     Figure(
         "mcurve_cat",
@@ -360,6 +365,7 @@ FIGURES = declare(
             )
         ],
         subset=_SUBSET + ", random frozen encoder",
+        reads=("mcurve",),
     ),
     Figure(
         "variants",
@@ -391,6 +397,7 @@ FIGURES = declare(
         subset="extreme m, 3 of 10 seeds, random frozen encoder",
         show=show_nhid,
         table=nhid_table,
+        reads=("ood", "unseen", "mcurve"),
     ),
     Figure(
         "comparison",
@@ -435,6 +442,7 @@ FIGURES = declare(
         ],
         subset="extreme m only, 3 of 10 seeds, random frozen encoder, no ESBN or asymmetric ESBN",
         show=show_mix,
+        reads=("ood", "ablation"),
     ),
 )
 # the paper's figures and tables that no figure here reproduces (illustrations, say)

@@ -187,6 +187,7 @@ FIGURES = declare(
         ],
         subset="one seed per task; the PTB panels are drawn from Table 3.1's runs",
         show=show_theta,
+        reads=("psmnist",),
     ),
     Figure(
         "gamma",
@@ -202,6 +203,7 @@ FIGURES = declare(
         ],
         subset=GAMMA_SUBSET,
         show=show_gamma,
+        reads=("ptb",),
     ),
 )
 

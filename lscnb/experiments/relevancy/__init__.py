@@ -155,6 +155,7 @@ FIGURES = declare(
             ),
         ],
         subset=FULL_SUBSET,
+        reads=("denoise",),
     ),
     Figure(
         "denoise",
