@@ -41,7 +41,7 @@ def rows(chapter_names=None, plans=("cpu", "cuda")) -> list[dict]:
     owed = {  # the figures whose own runs are not all committed (one that waits on another's has no cost of its own)
         (r["chapter"], r["figure"])
         for r in table
-        if kind(r) in ("quick only", "partial") and states[r["chapter"]][r["figure"]]["results"] is None
+        if kind(r) in ("quick only", "partial") and states[r["chapter"]].get(r["figure"], {}).get("results") is None
     }
     missing = {(ch, f): states[ch][f]["runs"] - states[ch][f]["present"] for ch, f in owed} if plans else {}
     costs = [estimates(device, missing=missing) for device in plans]
