@@ -106,7 +106,8 @@ def chapter_rows(name: str, module, states: dict | None = None) -> list[dict]:
             if st["results"] is not None and waiting:  # its own runs done, but it shows others' at quick scale
                 own = "its one run" if st["runs"] == 1 else f"all {st['runs']} of its runs"
                 others = ("figure " if len(waiting) == 1 else "figures ") + ", ".join(waiting)
-                row["status"] = f"full run partial ({own}; {others}, shown beside them, owed)"
+                beside = "it" if st["runs"] == 1 else "them"
+                row["status"] = f"full run partial ({own}; {others}, shown beside {beside}, owed)"
             elif st["results"] is not None:
                 row["status"] = f"paper scale ({st['dates'][-1]})"
             elif st["present"]:
