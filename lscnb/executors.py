@@ -86,16 +86,8 @@ class BatchedExecutor:
         if self.workers == 1 or len(jobs) == 1:
             for runs, ckpt in jobs:
                 yield from zip(runs, _safe_job(runs, profile, scale, ckpt, progress))
-            return
-        with _spawn_pool(self.workers, self.threads) as pool:
-            futures = {pool.submit(_safe_job, runs, profile, scale, str(ckpt), False): runs for runs, ckpt in jobs}
-            for future in as_completed(futures):
-                runs = futures[future]
-                try:
-                    outcomes = future.result()
-                except Exception:  # noqa: BLE001 - a worker that died, say
-                    outcomes = [Failure(traceback.format_exc())] * len(runs)
-                yield from zip(runs, outcomes)
+        else:
+            yield from _pooled(jobs, profile, scale, self.workers, self.threads)
 
 
 def _job_checkpoint(chunk) -> Path:
@@ -203,28 +195,27 @@ class ProcessExecutor:
         self.threads = checks.positive_int(threads_per_run, "threads_per_run")
 
     def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
-        if not todo:
-            return
-        with _spawn_pool(self.workers, self.threads) as pool:
-            futures = {
-                pool.submit(_safe_compute, run, profile, scale, str(store.checkpoint_path(run.key)), False): run
-                for run, store in todo
-            }
-            for future in as_completed(futures):
-                try:
-                    outcome = future.result()
-                except Exception:  # noqa: BLE001 - a worker that died, say
-                    outcome = Failure(traceback.format_exc())
-                yield futures[future], outcome
+        if todo:
+            jobs = [([run], store.checkpoint_path(run.key)) for run, store in todo]
+            yield from _pooled(jobs, profile, scale, self.workers, self.threads)
 
 
-def _spawn_pool(workers: int, threads: int):
-    """A pool of ``workers`` spawned processes (so CUDA works in them) of ``threads`` torch threads each."""
+def _pooled(jobs, profile: Profile, scale: str, workers: int, threads: int) -> Iterator:
+    """Each job, ``(runs, checkpoint)``, through :func:`_safe_job` in a pool of ``workers`` spawned processes (so CUDA
+    works in them) of ``threads`` torch threads each; ``(run, outcome)`` pairs as the jobs finish."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(threads,))
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(threads,)) as pool:
+        futures = {pool.submit(_safe_job, runs, profile, scale, str(ckpt), False): runs for runs, ckpt in jobs}
+        for future in as_completed(futures):
+            runs = futures[future]
+            try:
+                outcomes = future.result()
+            except Exception:  # noqa: BLE001 - a worker that died, say
+                outcomes = [Failure(traceback.format_exc())] * len(runs)
+            yield from zip(runs, outcomes)
 
 
 class SubmititExecutor:

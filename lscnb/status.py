@@ -98,11 +98,12 @@ def chapter_rows(name: str, module, states: dict | None = None) -> list[dict]:
         if figure is None:
             row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
         else:
-            for f in (figure, *getattr(module.FIGURES[figure], "reads", ())):
+            reads = module.FIGURES[figure].reads
+            for f in (figure, *reads):
                 if f not in states:
                     states[f] = figure_state(module, f)
             st = states[figure]
-            waiting = [f for f in getattr(module.FIGURES[figure], "reads", ()) if states[f]["results"] is None]
+            waiting = [f for f in reads if states[f]["results"] is None]
             if st["results"] is not None and waiting:  # its own runs done, but it shows others' at quick scale
                 own = "its one run" if st["runs"] == 1 else f"all {st['runs']} of its runs"
                 others = ("figure " if len(waiting) == 1 else "figures ") + ", ".join(waiting)
