@@ -113,7 +113,8 @@ def pretrain(
         loss.backward()
         opt.step()
         means = {g: float(r.detach().mean()) for g, r in radii.items()}
-        spread = float(torch.cat([r.detach().reshape(-1) for r in radii.values()]).std()) if len(radii) > 1 else 0.0
+        every = torch.cat([r.detach().reshape(-1) for r in radii.values()])  # rho(M_k) over all k: groups, samples
+        spread = float(every.std()) if every.numel() > 1 else 0.0
         with torch.no_grad():
             for g, ps in scale_groups.items():
                 if g in means and means[g] > 0:

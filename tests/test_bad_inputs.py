@@ -117,7 +117,7 @@ CASES = [
     ("subdiagonal_profile-kmax-0", lambda: fisher.subdiagonal_profile(np.eye(3) * 0.5, kmax=0), "kmax"),
     ("unipotent_power-n-0", lambda: fisher.unipotent_power(0, 1.0, 2), "n"),
     ("unipotent_power-t-neg", lambda: fisher.unipotent_power(3, 1.0, -1), "t"),
-    ("hermite_nodes-order-0", lambda: gaussian.hermite_nodes(0), "order"),
+    ("normal_nodes-scale-negative", lambda: gaussian.normal_nodes(-1.0), "scale"),
     ("path_count-dl-neg", lambda: lsc.path_count(-1, 2), "dl"),
     ("path_count-dt-neg", lambda: lsc.path_count(2, -1), "dt"),
     ("summed_path_count-T-neg", lambda: lsc.summed_path_count(-1, 2), "T"),

@@ -20,18 +20,32 @@ def _gauss_quad(f, q, mean=0.0):
 
 
 # ----------------------------------------------------------------------------------------------- gaussian.expect
-def test_hermite_nodes_integrate_the_normal_moments():
-    z, w = gaussian.hermite_nodes(31)
+@pytest.mark.parametrize("scale", [0.0, 1.0, 7.0])
+def test_normal_nodes_integrate_the_normal_moments(scale):
+    z, w = gaussian.normal_nodes(scale)
     assert w.sum() == pytest.approx(1.0, abs=1e-13)
     for k, double_factorial in ((1, 0.0), (2, 1.0), (4, 3.0), (6, 15.0), (8, 105.0)):
-        assert float(np.sum(w * z**k)) == pytest.approx(double_factorial, abs=1e-10)
+        assert float(np.sum(w * z**k)) == pytest.approx(double_factorial, rel=1e-11, abs=1e-13)
+
+
+@pytest.mark.parametrize("var", [5.0, 12.5, 100.0, 2000.0])
+@pytest.mark.parametrize("mean", [0.0, 2.0])
+def test_expect_holds_at_large_variance(var, mean):
+    """tanh(x)^2 and sech^4(x) = tanh'(x)^2 turn from smooth to a step as var grows; 48 or 101 Gauss-Hermite
+    nodes missed E[sech^4] by 2.7% (var 5) to 33% (var 30). quad is told where the step is."""
+    s = math.sqrt(var)
+    for f in (lambda x: math.tanh(x) ** 2, lambda x: (1 - math.tanh(x) ** 2) ** 2):
+        ref = integrate.quad(
+            lambda z: f(mean + s * z) * _PDF(z), -12, 12, points=[-mean / s, 0.0], limit=2000, epsabs=1e-14
+        )[0]
+        assert float(gaussian.expect(np.vectorize(f), var, mean)) == pytest.approx(ref, abs=1e-10)
 
 
 @pytest.mark.parametrize("var,mean", [(0.3, 0.0), (2.5, 0.4), (1.0, -1.2)])
 def test_expect_matches_quadrature(var, mean):
     got = float(gaussian.expect(np.tanh, var, mean))
     assert got == pytest.approx(_gauss_quad(math.tanh, var, mean), abs=1e-7)
-    got2 = float(gaussian.expect(lambda x: np.tanh(x) ** 2, var, mean))  # order 101: ~1e-8 off at var 2.5
+    got2 = float(gaussian.expect(lambda x: np.tanh(x) ** 2, var, mean))
     assert got2 == pytest.approx(_gauss_quad(lambda x: math.tanh(x) ** 2, var, mean), abs=1e-7)
     # vectorised over var: each entry its own expectation
     many = gaussian.expect(lambda x: x**2, np.array([var, 2 * var]), mean)
@@ -49,15 +63,15 @@ def test_variance_map_is_mf1_by_quadrature(act, phi):
     )
 
 
-@pytest.mark.parametrize("g,su", [(1.5, 0.3), (1.1, 0.0), (2.0, 0.1), (0.9, 0.5)])
+@pytest.mark.parametrize("g,su", [(1.5, 0.3), (1.1, 0.0), (2.0, 0.1), (0.9, 0.5), (4.0, 0.0), (6.0, 0.1)])
 def test_fixed_point_and_chi_against_an_independent_root(g, su):
     """q* solves MF1 (root found here with brentq on a quad-evaluated map), chi = g^2 E[phi'(sqrt(q*) z)^2] (MF2)."""
     mf1 = lambda q: g**2 * _gauss_quad(lambda x: math.tanh(x) ** 2, q) + su - q  # noqa: E731
     if mf1(1e-9) <= 0:  # no positive root: the map contracts to zero (only when su = 0 and g <= 1)
         q_star = 0.0
     else:
-        q_star = optimize.brentq(mf1, 1e-9, 50.0, xtol=1e-13)
-    # Gauss-Hermite (order 101) on tanh is good to ~1e-7 at q ~ 2 (sech^4 in chi: 5e-6);
+        q_star = optimize.brentq(mf1, 1e-9, 80.0, xtol=1e-13)
+    # the trapezoid rule of lscnb.theory.gaussian is good to ~1e-12 at any q (g = 6: q* ~ 30);
     # a wrong exponent or factor is off by > 1e-2
     assert vanilla.fixed_point(g=g, input_var=su) == pytest.approx(q_star, rel=1e-6, abs=1e-9)
     chi = g**2 * _gauss_quad(lambda x: (1 - math.tanh(x) ** 2) ** 2, q_star) if q_star > 0 else g**2

@@ -224,6 +224,36 @@ def test_classifier_shapes_and_independent_models():
     assert peep(x).shape == (1, 7, 3)
 
 
+def test_a_diverged_model_does_not_stop_the_others():
+    """Stacked training: model 1's read-out made infinite, its loss drops out of the sum and its gradients are 0;
+    model 0 trains exactly as it would alone (same weights after 3 Adam steps), fit records no divergence, and
+    ``alive`` tells them apart."""
+    from lscnb.experiments.meanfield.common import stacked_loss
+    from lscnb.train import fit
+
+    thetas = [uniform_theta("gru", 1.0, 1.0, {"f": m}) for m in (0.0, 2.0)]
+    x, y = torch.randn(16, 4, 5, generator=torch.Generator().manual_seed(1)), torch.arange(16) % 3
+
+    def trained(models):
+        model = GatedClassifier(thetas, 8, 5, 4, 3, untied=True, seed=0)
+        if models == 2:
+            with torch.no_grad():
+                model.readout[1] = float("inf")
+        else:  # model 0 alone, with the same initial weights
+            for p in model.parameters():
+                p.data = p.data[:1].clone()
+            model.models, model.alive = 1, model.alive[:1].clone()
+        return model, fit(model, lambda step: (x, y), stacked_loss, steps=3, lr=1e-2, progress=False)
+
+    both, hist = trained(2)
+    alone, _ = trained(1)
+    assert not hist.diverged and all(math.isfinite(v) for v in hist.loss)
+    assert both.alive.tolist() == [True, False] and alone.alive.tolist() == [True]
+    for (name, p), q in zip(both.named_parameters(), alone.parameters()):
+        torch.testing.assert_close(p.detach()[:1], q.detach(), msg=name)
+    assert not torch.equal(both.W["f"].detach()[0], GatedClassifier(thetas, 8, 5, 4, 3, seed=0).W["f"][0])
+
+
 def test_bad_arguments_name_themselves():
     with pytest.raises(ValueError, match="arch"):
         uniform_theta("transformer")

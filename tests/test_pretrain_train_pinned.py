@@ -137,11 +137,19 @@ def test_pretrain_stops_by_its_rule(cd, options, stops_at, converged):
     assert hist.radius == {"a": [1 + c for c, _ in cd], "b": [1 + c for c, _ in cd]}
 
 
-def test_one_group_has_no_spread():
+def test_one_radius_has_no_spread():
     """A single group of one radius 1: spread 0 (not the nan std of one value), converged at once."""
     transitions, groups, _ = _prescribed([{"time0": [1.0]}] * 3)
     hist = P.pretrain(transitions, groups, steps=3, progress=False)
     assert hist.spread == [0.0] and hist.loss == [0.0] and hist.steps == 1 and hist.converged
+
+
+def test_one_group_of_several_radii_has_their_spread():
+    """The stopping rule's spread is the std of rho(M_k) over every k (Sec. II-D), samples of one group too: radii
+    0.5 and 1.5 average to the target but spread by 0.71 > 0.2, so it does not stop."""
+    transitions, groups, _ = _prescribed([{"time0": [0.5, 1.5]}] * 3)
+    hist = P.pretrain(transitions, groups, steps=3, eps=0.5, progress=False)
+    assert hist.spread[0] == pytest.approx(2**-0.5, rel=1e-6) and not hist.converged and hist.steps == 3
 
 
 def test_pretrain_runs_200_steps_by_default():

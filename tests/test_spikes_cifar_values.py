@@ -27,6 +27,23 @@ def test_spike_patterns_bursts_sit_on_their_class_templates():
         assert torch.equal(x[i], expected)
 
 
+def test_spike_patterns_colliding_bursts_fire_if_any_fires():
+    """One channel and 3 steps for 4 bursts: bursts share a step, and a burst's three channels (c - 1, c, c + 1)
+    are one. m draws of probability 1/2 land on a (step, channel), which must spike with probability 1 - 2^-m.
+    Keeping one of the writes of bursts that collide within one pass (the old assignment) loses hits."""
+    x, y = spike_patterns(4000, classes=3, channels=1, steps=3, rate=0.0, peak=0.5, events=4, jitter=0, seed=5)
+    tg = torch.Generator().manual_seed(1234)
+    torch.randint(1, (3, 4), generator=tg)  # the channel draw (all 0)
+    centre_t = torch.randint(0, 3, (3, 4), generator=tg)
+    for k in range(3):
+        times = centre_t[k].tolist()
+        rows = x[y == k, :, 0]
+        for t in range(3):
+            m = 3 * times.count(t)
+            want = 1 - 0.5**m if m else 0.0
+            assert rows[:, t].mean().item() == pytest.approx(want, abs=0.04), (k, t, m)
+
+
 def test_spike_patterns_statistics():
     x, y = spike_patterns(400, classes=5, channels=32, steps=60, rate=0.05, peak=0.0, seed=2)
     assert x.mean().item() == pytest.approx(0.05, rel=0.05)  # background only

@@ -18,10 +18,18 @@ def _sech4(x):
 
 
 # ----------------------------------------------------------------------------------------------- gaussian.expect
-def test_expect_default_order_is_101():
-    """The documented order 101 pinned: E[sech^4] at var 4 is not exact at any order, so the order shows."""
-    assert gaussian.expect(_sech4, 4.0) == gaussian.expect(_sech4, 4.0, order=101)
-    assert gaussian.expect(_sech4, 4.0) != gaussian.expect(_sech4, 4.0, order=102)
+@pytest.mark.parametrize("scale", [0.0, 0.1, 0.5, 1.0, 3.0, 40.0])
+def test_normal_nodes_spacing_follows_the_scale(scale):
+    """The documented rule: symmetric nodes on [-8.5, 8.5], z = 0 among them, spacing at most min(0.5, 0.25 / scale),
+    and no more than 8 steps a side finer than that (the count is rounded up to a multiple of 8)."""
+    z, w = gaussian.normal_nodes(scale)
+    h = z[1] - z[0]
+    bound = min(0.5, 0.25 / scale) if scale else 0.5
+    assert z[0] == -8.5 and z[-1] == 8.5 and len(z) % 2 == 1 and z[len(z) // 2] == 0.0
+    np.testing.assert_allclose(np.diff(z), h, rtol=1e-9)
+    assert h <= bound * (1 + 1e-12)
+    assert (len(z) - 1) // 2 < 8.5 / bound + 8
+    np.testing.assert_allclose(w, w[::-1], rtol=1e-12)
 
 
 def test_expect_moments_in_float64_and_zero_variance():

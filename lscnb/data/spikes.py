@@ -2,8 +2,8 @@
 the Spiking Heidelberg Digits (SHD, which needs a download).
 
 sl-MNIST (Zenke & Vogels 2021; the paper's App. G): each pixel ``x`` in [0, 1] fires at most one spike, at latency
-``T(x) = tau log(x / (x - thr))`` for ``x > thr`` (none otherwise), binned in steps of ``dt`` over ``[0, t_max)``;
-each frame is then shown ``repeat`` times (the paper's "time step repeat" 2).
+``T(x) = tau log(x / (x - thr))`` for ``x > thr`` (none otherwise), binned in
+``ceil(t_max / dt)`` steps of ``dt``; each frame is then shown ``repeat`` times (the paper's "time step repeat" 2).
 """
 
 from __future__ import annotations
@@ -62,12 +62,15 @@ def spike_patterns(
     y = torch.randint(classes, (n,), generator=g)
     x = (torch.rand(n, steps, channels, generator=g) < rate).float()
     shift = torch.randint(-jitter, jitter + 1, (n, 1), generator=g)
+    rows = torch.arange(n).unsqueeze(1)
     for dc in (-1, 0, 1):
         c = (centre_c[y] + dc) % channels
         t = (centre_t[y] + shift).clamp(0, steps - 1)
         hit = (torch.rand(n, events, generator=g) < peak).float()
-        x[torch.arange(n).unsqueeze(1), t, c] = torch.maximum(x[torch.arange(n).unsqueeze(1), t, c], hit)
-    return x, y
+        # bursts that land on one (step, channel) add up, then clip: a spike wherever any of them fired. A plain
+        # assignment keeps one of the colliding writes, in no defined order, so a miss could erase a hit.
+        x.index_put_((rows.expand_as(t), t, c), hit, accumulate=True)
+    return x.clamp_(max=1.0), y
 
 
 def mode_accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:

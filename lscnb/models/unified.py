@@ -317,7 +317,9 @@ class GatedClassifier(nn.Module):
 
     ``untied=True`` gives every step its own trainable weights (the networks of Fig. 2); ``False`` shares them
     (Fig. 6). Model ``g`` is initialised with ``thetas[g]``. The loss of ``forward`` is summed over models, so
-    one optimiser step is G independent steps (Adam and SGD act per parameter).
+    one optimiser step is G independent steps (Adam and SGD act per parameter). A model that diverges is marked in
+    ``alive`` and gets no gradient from then on (its optimiser state still drifts it a few steps), so the others
+    train on as they would alone.
     """
 
     def __init__(
@@ -336,6 +338,9 @@ class GatedClassifier(nn.Module):
         self.b = nn.ParameterDict({k: nn.Parameter(torch.stack([m[2][k] for m in per_model])) for k in thetas[0].gates})
         self.readout = nn.Parameter(torch.randn(len(thetas), n, classes, generator=gen) / math.sqrt(n))
         self.models = len(thetas)
+        self.register_buffer("alive", torch.ones(self.models, dtype=torch.bool))  # False once model g diverged
+        for p in self.parameters():
+            p.register_hook(self._drop_diverged)
 
     def _pre(self, t: int, z: torch.Tensor):
         """The pre-activation function of step ``t`` (batched matrix products over the model axis)."""
@@ -348,6 +353,12 @@ class GatedClassifier(nn.Module):
             )
 
         return pre
+
+    def _drop_diverged(self, grad: torch.Tensor) -> torch.Tensor:
+        """Gradient hook of every weight: a model whose gradient is not finite has diverged (``alive`` turns False);
+        its gradients are 0 from then on, so one diverged model does not stop the others."""
+        self.alive &= torch.isfinite(grad).flatten(1).all(1)
+        return torch.where(self.alive.view(-1, *(1,) * (grad.ndim - 1)), grad, torch.zeros_like(grad))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits (G, B, classes) for inputs (B, T, d)."""

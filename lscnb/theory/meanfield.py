@@ -8,7 +8,8 @@ Gaussian with (eq. 4, with the state at ``t - 1``)
 
     Sigma_k^2 = sigma_k^2 Q + nu_k^2 R,     C_k = (sigma_k^2 q + nu_k^2 R Sz) / Sigma_k^2,
 
-and the maps below push ``(mu, Q, q)`` one step. Gaussian expectations use Gauss-Hermite quadrature (eq. 19).
+and the maps below push ``(mu, Q, q)`` one step. Gaussian expectations (eq. 19) use the trapezoid rule of
+:mod:`lscnb.theory.gaussian`, accurate at any variance.
 Where the paper's printed formulas are wrong, the corrected form is implemented and the printed one is kept
 under ``paper=True`` so the chapter can compare them (the spec's fixes 1-6).
 """
@@ -23,9 +24,7 @@ from scipy.special import expit
 
 from .. import checks
 from ..models.unified import Theta, update
-from .gaussian import hermite_nodes
-
-ORDER = 48
+from .gaussian import normal_nodes
 
 
 def sig(x):
@@ -51,18 +50,23 @@ def one_minus_sig(x):
 
 def e1(g, mean: float, var: float) -> float:
     """``E[g(u)]``, ``u ~ N(mean, var)``."""
-    z, w = hermite_nodes(ORDER)
-    return float(np.sum(w * g(mean + math.sqrt(max(var, 0.0)) * z)))
+    s = math.sqrt(max(var, 0.0))
+    z, w = normal_nodes(s)
+    return float(np.sum(w * g(mean + s * z)))
 
 
 def e2(g1, g2, mean: float, var: float, corr: float) -> float:
     """``E[g1(u_a) g2(u_b)]`` for a pair with common mean and variance and correlation ``corr`` (eq. 19)."""
-    z, w = hermite_nodes(ORDER)
     c = min(max(corr, -1.0), 1.0)
     s = math.sqrt(max(var, 0.0))
-    ua = mean + s * z[:, None]
-    ub = mean + s * (c * z[:, None] + math.sqrt(1 - c * c) * z[None, :])
-    return float(np.sum(w[:, None] * w[None, :] * g1(ua) * g2(ub)))
+    z, w = normal_nodes(s)
+    rows = max(1, 2**21 // len(z))  # at most ~2M points at a time: a huge variance needs a fine grid
+    total = 0.0
+    for i in range(0, len(z), rows):
+        za, wa = z[i : i + rows, None], w[i : i + rows, None]
+        ub = mean + s * (c * za + math.sqrt(1 - c * c) * z[None, :])
+        total += float(np.sum(wa * g1(mean + s * za) * (w[None, :] * g2(ub))))
+    return total
 
 
 @dataclass(frozen=True)

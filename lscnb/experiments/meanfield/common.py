@@ -97,9 +97,14 @@ def theta_from(cfg: dict) -> Theta:
 
 def stacked_loss(model, xb, yb):
     """Cross entropy of every model of a stacked :class:`GatedClassifier` (logits: models x batch x classes), summed
-    over the models and averaged over the batch: one backward pass trains them all."""
+    over the models and averaged over the batch: one backward pass trains them all. A model whose loss is not finite
+    has diverged: it is marked in ``model.alive`` and drops out of the sum, so the others train on as they would
+    alone (Adam and SGD act per parameter)."""
     logits = model(xb)
-    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), yb.repeat(len(logits)), reduction="sum") / len(yb)
+    per = torch.nn.functional.cross_entropy(logits.flatten(0, 1), yb.repeat(len(logits)), reduction="none")
+    per = per.view(len(logits), -1).sum(1) / len(yb)
+    model.alive &= torch.isfinite(per.detach())
+    return torch.where(model.alive, per, torch.zeros_like(per)).sum()
 
 
 def stacked_accuracy(model, x, y, chunk: int, make=None) -> np.ndarray:

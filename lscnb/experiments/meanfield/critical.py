@@ -51,7 +51,8 @@ def length_run(cfg: dict, ctx: RunContext) -> dict:
     return {
         "accuracy": {"standard": float(acc[0]), "critical": float(acc[1])},
         "xi": {"standard": mf.time_scale(thetas[0], 1.0, 0.0), "critical": mf.time_scale(thetas[1], 1.0, 0.0)},
-        "diverged": hist.diverged,
+        "diverged": bool(hist.diverged or not model.alive.all()),
+        "diverged_models": {k: bool(not ok) for k, ok in zip(("standard", "critical"), model.alive.tolist())},
         "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan"),
     }
 

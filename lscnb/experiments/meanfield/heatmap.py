@@ -55,7 +55,8 @@ def heatmap_run(cfg: dict, ctx: RunContext) -> dict:
         "accuracy": accs,
         "xi": np.array([mf.time_scale(th, 1.0, 0.0) for th in thetas]),
         "xi_Sz1": np.array([mf.time_scale(th, 1.0, 1.0) for th in thetas]),
-        "diverged": hist.diverged,
+        "diverged": bool(hist.diverged or not model.alive.all()),
+        "diverged_models": (~model.alive).cpu().numpy(),
         "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan"),
     }
 
