@@ -85,6 +85,26 @@ def _golden(name):
     return np.load(pathlib.Path(__file__).parent / "golden" / name)
 
 
+def test_the_teacher_is_the_authors_code_teacher():
+    """NicolasZucchet/Vanishing-and-exploding-gradients-are-not-the-end-of-the-story @ 686ec0a,
+    ``source/dataloaders/regression.py``, class ``LinearSystem`` (dense, d_hidden 10, default seed 42, the teacher
+    of every run: the training script never passes a seed), jax 0.10.2 float32 on a CPU: its remapped A for four
+    (min_nu, max_phase), and two sequences of ``sample`` at min_nu 0.99, max_phase 3.14."""
+    from lscnb.models.linear_rnn import Teacher, causal_conv
+
+    g = _golden("zucchet_teacher.npz")
+    for i in range(4):
+        t = Teacher.from_authors(float(g[f"nu_{i}"]), float(g[f"phase_{i}"]))
+        torch.testing.assert_close(t.A, torch.tensor(g[f"A_{i}"]), rtol=0, atol=1e-5)
+    t = Teacher.from_authors(0.99)
+    for name in "BCD":
+        torch.testing.assert_close(getattr(t, name), torch.tensor(g[name]), rtol=0, atol=1e-7)
+    x, want = torch.tensor(g["x"]), torch.tensor(g["y"])
+    y = causal_conv(x, t.kernel(x.shape[1])) + t.D * x
+    # their scan runs in float32 over 300 steps with |lambda| near 0.997: ~3e-5 of the largest output
+    torch.testing.assert_close(y, want, rtol=0, atol=1e-4 * float(want.abs().max()))
+
+
 @pytest.mark.parametrize(
     "tag,param,gamma", [("lru", "exp", True), ("cgamma", "default", True), ("complex", "default", False)]
 )

@@ -318,6 +318,20 @@ class Teacher:
         self.D = torch.tensor(rng.standard_normal(), dtype=torch.float64)
         self._kernels = {}
 
+    @classmethod
+    def from_authors(cls, nu0: float = 0.9, theta0: float | None = None) -> Teacher:
+        """The teacher every run of the paper's code learns (:mod:`lscnb.models.zucchet_teacher`: its
+        ``LinearSystem`` of seed 42, whatever the run's seed), remapped by eq. 15 to ``nu0`` and ``theta0``
+        (default: the code's 3.14)."""
+        from . import zucchet_teacher as z
+
+        teacher = cls(10, nu0=nu0)
+        theta0 = z.MAX_PHASE if theta0 is None else checks.positive_float(theta0, "theta0")
+        teacher.A = torch.tensor(remap_eigenvalues(np.array(z.A_RAW, dtype=np.float64), nu0, theta0))
+        teacher.B, teacher.C = torch.tensor(z.B, dtype=torch.float64), torch.tensor(z.C, dtype=torch.float64)
+        teacher.D = torch.tensor(z.D, dtype=torch.float64)
+        return teacher
+
     def kernel(self, T: int) -> torch.Tensor:
         if T not in self._kernels:
             self._kernels[T] = power_vectors(self.A, self.B, T) @ self.C

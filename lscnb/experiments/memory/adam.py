@@ -45,6 +45,7 @@ def adam_runs(scale: str, models=("dense", "complex"), figure: str = "adam_lr") 
             dict(
                 model=model,
                 nu0=0.99,
+                teacher="authors",
                 lr=1e-3,
                 seed=0,
                 steps=s["adam_steps"],
@@ -162,6 +163,7 @@ def heads_runs(scale: str) -> list[Run]:
             dict(
                 model=f"heads{k}",
                 nu0=0.99,
+                teacher="authors",
                 lr=lr,
                 seed=seed,
                 steps=s["steps"],

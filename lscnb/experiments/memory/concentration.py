@@ -158,6 +158,7 @@ def theta0_runs(scale: str) -> list[Run]:
             dict(
                 model=model,
                 nu0=0.99,
+                teacher="authors",
                 theta0=math.pi * 10**k,
                 lr=lr,
                 seed=seed,

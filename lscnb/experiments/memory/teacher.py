@@ -12,6 +12,7 @@ from ... import hessian as curvature
 from ... import plot
 from ...batched import fit_batched, twin
 from ...models.linear_rnn import DenseLinearRNN, DiagonalLRU, DiagonalS4, Teacher
+from ...models.zucchet_teacher import MAX_PHASE
 from ...sweep import Run, RunContext
 from ...train import fit
 from .common import CHAPTER, SIZES
@@ -56,13 +57,15 @@ def _cosine(peak: float, step: int, steps: int) -> float:
 
 
 def _student(cfg: dict, ctx: RunContext):
-    return make_student(cfg["model"], cfg["student"], cfg["nu0"], ctx.seed, cfg.get("theta0", math.pi))
+    return make_student(cfg["model"], cfg["student"], cfg["nu0"], ctx.seed, cfg.get("theta0", MAX_PHASE))
 
 
 def _setup(cfg: dict, ctx: RunContext):
-    """The seed's teacher (a new one per seed, as the paper), its student, and the stream of batches."""
+    """The teacher, the seed's student, and the seed's stream of batches. The teacher is the one every run of the
+    paper's code learns (:meth:`Teacher.from_authors`: one teacher, the same for every seed; the runs' configs say
+    ``teacher="authors"``), with the code's ``max_phase`` 3.14 unless the run sets ``theta0``."""
     torch.manual_seed(ctx.seed)
-    teacher = Teacher(10, nu0=cfg["nu0"], theta0=cfg.get("theta0", math.pi), seed=1000 + ctx.seed)
+    teacher = Teacher.from_authors(cfg["nu0"], cfg.get("theta0", MAX_PHASE))
     student = _student(cfg, ctx)
     gen = torch.Generator().manual_seed(ctx.seed)
     return teacher, student, gen, lambda step: teacher.sample(cfg["batch"], cfg["length"], gen)
@@ -171,6 +174,7 @@ def teacher_runs(scale: str) -> list[Run]:
                             dict(
                                 model=model,
                                 nu0=nu0,
+                                teacher="authors",
                                 lr=lr,
                                 seed=seed,
                                 steps=s["steps"],
