@@ -101,10 +101,13 @@ def stacked_loss(model, xb, yb):
     has diverged: it is marked in ``model.alive`` and drops out of the sum, so the others train on as they would
     alone (Adam and SGD act per parameter)."""
     logits = model(xb)
-    per = torch.nn.functional.cross_entropy(logits.flatten(0, 1), yb.repeat(len(logits)), reduction="none")
-    per = per.view(len(logits), -1).sum(1) / len(yb)
-    model.alive &= torch.isfinite(per.detach())
-    return torch.where(model.alive, per, torch.zeros_like(per)).sum()
+    flat, labels = logits.flatten(0, 1), yb.repeat(len(logits))
+    total = torch.nn.functional.cross_entropy(flat, labels, reduction="sum") / len(yb)
+    if bool(model.alive.all()) and torch.isfinite(total):
+        return total
+    each = torch.nn.functional.cross_entropy(flat, labels, reduction="none").view(len(logits), -1)
+    model.alive &= torch.isfinite(each.detach()).all(1)
+    return torch.where(model.alive[:, None], each, torch.zeros_like(each)).sum() / len(yb)
 
 
 def stacked_accuracy(model, x, y, chunk: int, make=None) -> np.ndarray:
