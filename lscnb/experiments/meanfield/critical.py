@@ -24,13 +24,16 @@ from .common import CHAPTER, SIZES, _padder, _sampler, stacked_accuracy, stacked
 # --------------------------------------------------------------------------------------------- Fig. 1
 def length_run(cfg: dict, ctx: RunContext) -> dict:
     """Train a standard (E.5) and a critical (E.4) tied peephole LSTM at once on padded digits of one length
-    (digit at step 1, noise after); accuracy on held-out digits with one fixed noise draw, and both xi."""
+    (digit at step 1, noise after); accuracy on held-out digits with one fixed noise draw, and both xi. With
+    ``repeats`` = R, R networks of each initialisation (their own weight draws, the same batches) train stacked and
+    ``accuracy`` is their mean (``accuracy_each`` lists them)."""
     torch.manual_seed(ctx.seed)
     device = torch.device(ctx.device)
     x, y, _ = standardised_digits(cfg["source"], pool=2, limit=cfg.get("limit"))
     cut = len(y) - cfg["held_out"]
     xtr, ytr, xte, yte = x[:cut].to(device), y[:cut].to(device), x[cut:].to(device), y[cut:].to(device)
-    thetas = [standard_theta("peephole", x.shape[1], cfg["width"]), critical_theta("peephole")]
+    pair = [standard_theta("peephole", x.shape[1], cfg["width"]), critical_theta("peephole")]
+    thetas = pair * cfg.get("repeats", 1)
     model = GatedClassifier(thetas, cfg["width"], x.shape[1], cfg["length"], 10, untied=False, seed=ctx.seed).to(device)
     gen = torch.Generator(device=device).manual_seed(ctx.seed)
 
@@ -48,11 +51,13 @@ def length_run(cfg: dict, ctx: RunContext) -> dict:
     acc = stacked_accuracy(
         model, xte, yte, 1024, _padder(cfg["length"], torch.Generator(device=device).manual_seed(12345))
     )
+    names, alive = ("standard", "critical"), model.alive.tolist()
     return {
-        "accuracy": {"standard": float(acc[0]), "critical": float(acc[1])},
-        "xi": {"standard": mf.time_scale(thetas[0], 1.0, 0.0), "critical": mf.time_scale(thetas[1], 1.0, 0.0)},
+        "accuracy": {k: float(acc[i::2].mean()) for i, k in enumerate(names)},
+        "accuracy_each": {k: acc[i::2].tolist() for i, k in enumerate(names)},
+        "xi": {k: mf.time_scale(th, 1.0, 0.0) for k, th in zip(names, pair)},
         "diverged": bool(hist.diverged or not model.alive.all()),
-        "diverged_models": {k: bool(not ok) for k, ok in zip(("standard", "critical"), model.alive.tolist())},
+        "diverged_models": {k: [not ok for ok in alive[i::2]] for i, k in enumerate(names)},
         "final_loss": float(hist.loss[-1]) if len(hist.loss) else float("nan"),
     }
 
@@ -73,6 +78,7 @@ def length_runs(scale: str) -> list[Run]:
                 held_out=held,
                 iters=s["len_iters"],
                 lr=s["len_lr"],
+                repeats=s["len_repeats"],
                 batch=128,
                 seed=0,
             ),
