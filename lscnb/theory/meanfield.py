@@ -24,7 +24,7 @@ from scipy.special import expit
 
 from .. import checks
 from ..models.unified import Theta, update
-from .gaussian import normal_nodes
+from .gaussian import expect, normal_nodes
 
 
 def sig(x):
@@ -49,10 +49,8 @@ def one_minus_sig(x):
 
 
 def e1(g, mean: float, var: float) -> float:
-    """``E[g(u)]``, ``u ~ N(mean, var)``."""
-    s = math.sqrt(max(var, 0.0))
-    z, w = normal_nodes(s)
-    return float(np.sum(w * g(mean + s * z)))
+    """``E[g(u)]``, ``u ~ N(mean, var)`` (a variance rounded below 0 counts as 0)."""
+    return float(expect(g, max(var, 0.0), mean))
 
 
 def e2(g1, g2, mean: float, var: float, corr: float) -> float:
