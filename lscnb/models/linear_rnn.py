@@ -308,15 +308,11 @@ class Teacher:
     (eq. 15), float64. ``sample(batch, T, generator)`` returns white-noise inputs and the teacher's outputs."""
 
     def __init__(self, n: int = 10, *, nu0: float = 0.9, theta0: float = math.pi, seed: int = 0):
-        self.n = checks.positive_int(n, "n")
-        if not 0 <= nu0 < 1:
-            raise ValueError(f"nu0 must lie in [0, 1), got {nu0}")
+        n = checks.positive_int(n, "n")
         rng = np.random.default_rng(seed)
-        self.A = torch.tensor(remap_eigenvalues(rng.standard_normal((n, n)) / math.sqrt(n), nu0, theta0))
-        self.B = torch.tensor(rng.standard_normal(n))
-        self.C = torch.tensor(rng.standard_normal(n) / math.sqrt(n))
-        self.D = torch.tensor(rng.standard_normal(), dtype=torch.float64)
-        self._kernels = {}
+        raw = rng.standard_normal((n, n)) / math.sqrt(n)
+        B, C, D = rng.standard_normal(n), rng.standard_normal(n) / math.sqrt(n), rng.standard_normal()
+        self._set(raw, B, C, D, nu0, theta0)
 
     @classmethod
     def from_authors(cls, nu0: float = 0.9, theta0: float | None = None) -> Teacher:
@@ -325,12 +321,20 @@ class Teacher:
         (default: the code's 3.14)."""
         from . import zucchet_teacher as z
 
-        teacher = cls(10, nu0=nu0)
         theta0 = z.MAX_PHASE if theta0 is None else checks.positive_float(theta0, "theta0")
-        teacher.A = torch.tensor(remap_eigenvalues(np.array(z.A_RAW, dtype=np.float64), nu0, theta0))
-        teacher.B, teacher.C = torch.tensor(z.B, dtype=torch.float64), torch.tensor(z.C, dtype=torch.float64)
-        teacher.D = torch.tensor(z.D, dtype=torch.float64)
+        teacher = cls.__new__(cls)  # no random draw to overwrite: the draws are the authors'
+        teacher._set(z.A_RAW, z.B, z.C, z.D, nu0, theta0)
         return teacher
+
+    def _set(self, raw, B, C, D, nu0: float, theta0: float) -> None:
+        """Keep ``A`` = ``raw`` (n x n) remapped by eq. 15 to ``nu0`` and ``theta0``, and ``B``, ``C``, ``D``."""
+        if not 0 <= nu0 < 1:
+            raise ValueError(f"nu0 must lie in [0, 1), got {nu0}")
+        self.n = len(B)
+        self.A = torch.tensor(remap_eigenvalues(np.asarray(raw, dtype=np.float64), nu0, theta0))
+        self.B, self.C = (torch.tensor(np.asarray(v, dtype=np.float64)) for v in (B, C))
+        self.D = torch.tensor(float(D), dtype=torch.float64)
+        self._kernels = {}
 
     def kernel(self, T: int) -> torch.Tensor:
         if T not in self._kernels:
