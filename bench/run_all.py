@@ -12,6 +12,7 @@ from contextlib import redirect_stdout
 
 import batched
 import cells
+import relational
 import scan
 import spectra
 import torch
@@ -22,7 +23,7 @@ across machines; absolute times are not. The parallel scan does O(T log T) work:
 expected to win on a few CPU cores."""
 
 
-TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched")
+TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched", "relational")
 
 
 def main(argv=None) -> None:
@@ -42,6 +43,7 @@ def main(argv=None) -> None:
         "spectra": lambda: spectra.main(dev),
         "cells": lambda: cells.main(dev),
         "batched": lambda: batched.main(dev),
+        "relational": lambda: relational.main(dev),
     }
     buf = io.StringIO()
     for bench in (

@@ -406,6 +406,8 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     if opened or not worst:
         worst = next((m for m in timed.values() if m["bound"] == "open"), next(iter(timed.values()), None))
     bound = ">=" if any(m["bound"] == ">=" for m in ok.values()) else "~"
+    from .runs import group_key
+
     return {
         "chapter": o.chapter,
         "figure": o.figure,
@@ -422,6 +424,7 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
         "factor": worst["factor"] if worst else None,
         "how": (worst or next(iter(timed.values()), {})).get("how", ""),
         "calibrations": list(timed.values()),
+        "batched": any(group_key(run) is not None for run in o.missing),  # its runs train in groups: --executor batched
     }
 
 
@@ -450,18 +453,19 @@ def build(figs: list[dict], device: str, chunk_s=CHUNK_S, budget_s=None, cpu_lim
     commands: list[dict] = []
     for f in planned:
         last = commands[-1] if commands else None
-        if last and last["chapter"] == f["chapter"] and last["est_s"] + f["est_s"] <= chunk_s:
+        kind = f["chapter"], bool(f.get("batched"))  # one executor a command
+        if last and (last["chapter"], last["batched"]) == kind and last["est_s"] + f["est_s"] <= chunk_s:
             last["figures"].append(f["figure"])
             last["est_s"] += f["est_s"]
         else:
-            commands.append({"chapter": f["chapter"], "figures": [f["figure"]], "est_s": f["est_s"]})
+            commands.append({"chapter": kind[0], "figures": [f["figure"]], "est_s": f["est_s"], "batched": kind[1]})
         f["command"] = len(commands)
     for c in commands:
         c["calls"] = max(1, math.ceil(c["est_s"] / chunk_s - 1e-9))
-        c["command"] = command(c["chapter"], c["figures"], device, chunk_s)
-        c["item"] = f"{c['chapter']}:{','.join(c['figures'])}@{device}"
+        c["command"] = command(c["chapter"], c["figures"], device, chunk_s, c["batched"])
+        c["item"] = f"{c['chapter']}:{','.join(c['figures'])}@{device}" + ("*batched" if c["batched"] else "")
     for f in gpu:
-        f["command_cuda"] = command(f["chapter"], [f["figure"]], "cuda", chunk_s)
+        f["command_cuda"] = command(f["chapter"], [f["figure"]], "cuda", chunk_s, bool(f.get("batched")))
     gpu.sort(key=lambda f: -f["items_per_min"])
     return {
         "device": device,
@@ -477,12 +481,13 @@ def build(figs: list[dict], device: str, chunk_s=CHUNK_S, budget_s=None, cpu_lim
     }
 
 
-def command(chapter: str, figures: list[str], device: str, chunk_s: float) -> str:
-    """One resumable call: stored runs are skipped, long runs checkpoint; ``timeout`` ends it within a chunk."""
+def command(chapter: str, figures: list[str], device: str, chunk_s: float, batched: bool = False) -> str:
+    """One resumable call: stored runs are skipped, long runs checkpoint; ``timeout`` ends it within a chunk.
+    ``batched``: the figures' runs have a batched twin and train in groups (``--executor batched``)."""
     figs = " ".join(f"--figure {f}" for f in figures)
     return (
         f"timeout --signal=INT --kill-after=20 {int(chunk_s)} python -m lscnb reproduce {chapter} --profile full "
-        f"--no-notebook {figs} --device {device}"
+        f"--no-notebook {figs} --device {device}" + (" --executor batched" if batched else "")
     )
 
 

@@ -126,3 +126,15 @@ def test_batched_bench_runs_and_agrees(tmp_path):
     assert rows[0]["speed-up"] == 1.0 and all(r["runs/s"] > 0 and r["threads"] == 1 for r in rows)
     assert all(r["max final-loss diff vs fit"] < 1e-5 for r in rows)
     assert json.loads((tmp_path / "batched.json").read_text())["meta"]["device"] == "cpu"
+
+
+def test_relational_bench_runs_and_agrees(tmp_path):
+    import relational
+
+    rows = relational.main(
+        ["--device", "cpu", "--models", "corelnet", "--runs", "3", "--steps", "2", "--test", "96", "--repeat", "1"]
+        + ["--threads", "1", "--out", str(tmp_path / "relational.json")]
+    )
+    assert [r["variant"] for r in rows] == ["one at a time (task_run)", "batched (task_group)"]
+    assert rows[0]["speed-up"] == 1.0 and all(r["runs/s"] > 0 and r["max accuracy diff"] <= 3 / 96 for r in rows)
+    assert json.loads((tmp_path / "relational.json").read_text())["meta"]["device"] == "cpu"

@@ -210,6 +210,15 @@ def test_chunks_respect_the_limit():
     assert big["calls"] == 5 and sum(len(c["figures"]) for c in out["commands"]) == 10
 
 
+def test_figures_whose_runs_batch_get_the_batched_executor():
+    figs = [{**_fig("grouped", 1, 2), "batched": True}, _fig("alone", 1, 2.5), {**_fig("slow", 1, 90), "batched": True}]
+    out = plan.build(figs, "cpu", chunk_s=540, cpu_limit_s=3600)
+    grouped, alone = out["commands"]  # one chapter, but not one command: one executor a command
+    assert grouped["figures"] == ["grouped"] and grouped["command"].endswith("--executor batched")
+    assert grouped["item"].endswith("@cpu*batched") and "--executor" not in alone["command"]
+    assert out["gpu"][0]["command_cuda"].endswith("--device cuda --executor batched")
+
+
 def test_the_budget_cuts_and_fills():
     figs = [_fig("a", 2, 10), _fig("b", 2, 30), _fig("c", 1, 10), _fig("d", 1, 50)]
     out = plan.build(figs, "cuda", chunk_s=540, budget_s=25 * 60)

@@ -434,6 +434,20 @@ class CoRelNetMix(nn.Module):
         return self.mlp((self.choice(z)[:, :, None] * self.matrices(z)).sum(1))
 
 
+def lstm_gates(x, h, c, w_ih, w_hh, b_ih, b_hh) -> tuple[torch.Tensor, torch.Tensor]:
+    """One step of torch's LSTM cell in plain matrix products: gates ``[i, f, g, o] = W_ih x + b_ih + W_hh h + b_hh``,
+    ``c' = sigma(f) c + sigma(i) tanh(g)``, ``h' = sigma(o) tanh(c')``. ``torch.vmap`` batches these (it has no rule
+    for ``aten::lstm_cell`` or ``aten::lstm``), so models that use it train batched (:mod:`lscnb.batched`)."""
+    i, f, g, o = (nn.functional.linear(x, w_ih, b_ih) + nn.functional.linear(h, w_hh, b_hh)).chunk(4, -1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def lstm_step(cell: nn.LSTMCell, x: torch.Tensor, state: tuple) -> tuple[torch.Tensor, torch.Tensor]:
+    """``cell(x, state)`` by :func:`lstm_gates` on the cell's own weights."""
+    return lstm_gates(x, *state, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+
+
 class LSTMBaseline(nn.Module):
     """A sensory baseline of the ESBN code base: TCN, an LSTM (hidden 512) over the embeddings, a linear read-out of
     its last state."""
@@ -446,7 +460,11 @@ class LSTMBaseline(nn.Module):
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         checks.tensor(z, "z", ndim=3)
-        return self.out(self.lstm(self.tcn(z))[0][:, -1])
+        z, lstm = self.tcn(z), self.lstm  # its one layer stepped by lstm_gates: the same sums, and vmap batches them
+        h = c = z.new_zeros(z.shape[0], lstm.hidden_size)
+        for t in range(z.shape[1]):
+            h, c = lstm_gates(z[:, t], h, c, lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0)
+        return self.out(h)
 
 
 class MLPBaseline(nn.Module):
@@ -516,7 +534,7 @@ class ESBN(nn.Module):
         seen = z.new_zeros(B, z.shape[2])  # z_{t-1} for ``cat``
         Mk, Mv = [], []
         for t in range(T + 1):
-            h, c = self.lstm(torch.cat([key_r, seen], 1) if self.cat else key_r, (h, c))
+            h, c = lstm_step(self.lstm, torch.cat([key_r, seen], 1) if self.cat else key_r, (h, c))
             if t == T:
                 return self.y(h)
             g = torch.sigmoid(self.gate(h))

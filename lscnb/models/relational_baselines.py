@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from .. import checks
-from .relational import TCN
+from .relational import TCN, lstm_step
 
 
 class RelationNetwork(nn.Module):
@@ -156,7 +156,7 @@ class NTM(nn.Module):
         w_r = w_w = None
         for t in range(T + 1):
             x = z[:, t] if t < T else z.new_zeros(B, self.dim)
-            h, c = self.lstm(torch.cat([x, r], -1), (h, c))
+            h, c = lstm_step(self.lstm, torch.cat([x, r], -1), (h, c))
             if t == T:
                 return self.y(h)
             rd, wr = self.head(self.read_head(h)), self.head(self.write_head(h))

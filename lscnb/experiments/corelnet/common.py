@@ -4,10 +4,14 @@ run (:func:`task_run`) and the tables of model names and mean accuracies that se
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
 from ... import checks
+from ...batched import fit_batched
 from ...data.objects import load_objects
 from ...data.relational import APPENDIX_UNSEEN, SEPARATED, TASKS, UNSEEN, split
 from ...models.relational import (
@@ -23,6 +27,7 @@ from ...models.relational import (
     nhid_width,
 )
 from ...models.relational_baselines import MNM, NTM, RelationNetwork
+from ...runs import twin
 from ...sweep import RunContext
 from ...train import fit
 
@@ -116,7 +121,7 @@ def train_eval(
     device = torch.device(device)
     model.to(device)
     emb = None if emb is None else emb.to(device)
-    inputs = (lambda seq: seq.to(device)) if emb is None else (lambda seq: emb[seq.to(device)])
+    inputs = _inputs(emb, device)
     g = torch.Generator().manual_seed(seed)
 
     def loss_fn(net, seq, y):
@@ -127,7 +132,7 @@ def train_eval(
 
     hist = fit(
         model,
-        lambda k: gen_fn(train_shapes, 96, g),
+        lambda k: gen_fn(train_shapes, BATCH, g),
         loss_fn,
         steps=iters,
         lr=lr,
@@ -136,10 +141,94 @@ def train_eval(
         progress=progress,
         desc=type(model).__name__,
     )
+    return _scores(hist, model, inputs, gen_fn, train_shapes, test_shapes, test, seed, test_fn)
+
+
+BATCH = 96  # samples a training step, as in the ESBN code
+
+
+def _inputs(emb, device):
+    """Index sequences -> the model's input on ``device``: embeddings from the table ``emb``, or the indices."""
+    return (lambda seq: seq.to(device)) if emb is None else (lambda seq: emb[seq.to(device)])
+
+
+def _scores(hist, model, inputs, gen_fn, train_shapes, test_shapes, test: int, seed: int, test_fn=None) -> dict:
+    """A trained run's record: its loss history, whether it diverged, its OOD and training-shape accuracies."""
     out = {"loss": np.array(hist.loss), "diverged": hist.diverged}
     for name, shapes, fn in (("ood", test_shapes, test_fn or gen_fn), ("iid", train_shapes, gen_fn)):
         out[name] = accuracy(model, inputs, fn, shapes, test, seed)
     return out
+
+
+@dataclass
+class Job:
+    """One run's :func:`train_eval` call, ``args`` (its keyword arguments), and what the run makes of the result,
+    ``finish(out) -> dict``: the form in which runs that differ only in seed and data train together
+    (:func:`run_jobs`)."""
+
+    args: dict
+    finish: Callable[[dict], dict] = lambda out: out
+
+
+def shared(cfg: dict) -> dict:
+    """What runs must share to train together (the key of the chapter's batched twins): all but the seed and the
+    held-out split ``m``, which change only the initial weights, the object encoder and the data."""
+    return {k: v for k, v in cfg.items() if k not in ("seed", "m")}
+
+
+def batchable(job: Job) -> bool:
+    """Whether ``job`` can train in a group: not CoRelNet_mix (its Gumbel noise is a random op, which ``vmap``
+    refuses), not the MNM (its meta-objective is kept on the model) and no L1 penalty (it reads the model's own
+    weights, not the group's)."""
+    return not job.args.get("l1") and not isinstance(job.args["model"], (CoRelNetMix, MNM))
+
+
+def run_jobs(job_fn: Callable[[dict, RunContext], Job], cfgs: list[dict], ctxs: list) -> list[dict]:
+    """The runs ``job_fn(cfg, ctx)`` of ``cfgs`` and ``ctxs``: several :func:`batchable` ones trained together
+    (:func:`train_eval_group`, with the first context's checkpoint), else each set up and trained alone
+    (:func:`train_eval`), as its run function does it; each result through its job's ``finish``."""
+    first = job_fn(cfgs[0], ctxs[0])
+    if len(cfgs) > 1 and batchable(first):
+        jobs = [first] + [job_fn(c, x) for c, x in zip(cfgs[1:], ctxs[1:])]
+        outs = train_eval_group([j.args for j in jobs], ctxs[0].checkpoint, ctxs[0].progress)
+        return [j.finish(out) for j, out in zip(jobs, outs)]
+    out = [first.finish(train_eval(**first.args))]
+    for c, x in zip(cfgs[1:], ctxs[1:]):  # set up just before training: a random op draws on from the seed it set
+        job = job_fn(c, x)
+        out.append(job.finish(train_eval(**job.args)))
+    return out
+
+
+def train_eval_group(runs: list[dict], checkpoint=None, progress: bool = False) -> list[dict]:
+    """:func:`train_eval` of ``runs`` (its keyword arguments each; one architecture, one step count) trained together
+    (:func:`lscnb.batched.fit_batched`): each model on its own stream of samples, from its own seed and shapes, so
+    each ends as it would alone, up to floating-point rounding. ``checkpoint`` saves the group and resumes it."""
+    first = runs[0]
+    device = torch.device(first.get("device", "cpu"))
+    gens = [torch.Generator().manual_seed(r["seed"]) for r in runs]
+    inputs = [_inputs(None if r["emb"] is None else r["emb"].to(device), device) for r in runs]
+
+    def draw(r, g, embed):
+        def batch(k):
+            seq, y = r["gen_fn"](r["train_shapes"], BATCH, g)
+            return embed(seq), y
+
+        return batch
+
+    hists = fit_batched(
+        [r["model"] for r in runs],
+        [draw(r, g, embed) for r, g, embed in zip(runs, gens, inputs)],
+        lambda net, x, y: torch.nn.functional.cross_entropy(net(x), y),
+        steps=first["iters"],
+        lr=[r.get("lr", 5e-4) for r in runs],
+        device=device,
+        generators=gens,
+        checkpoint=checkpoint,
+        progress=progress,
+        desc=f"{type(first['model']).__name__} x{len(runs)} (batched)",
+    )
+    keys = ("gen_fn", "train_shapes", "test_shapes", "test", "seed", "test_fn")
+    return [_scores(h, r["model"], embed, *(r.get(k) for k in keys)) for h, r, embed in zip(hists, runs, inputs)]
 
 
 def accuracy(model, inputs, fn, shapes, test: int, seed: int) -> float:
@@ -154,27 +243,34 @@ def accuracy(model, inputs, fn, shapes, test: int, seed: int) -> float:
     return float((pred == y).float().mean())
 
 
-def task_run(cfg: dict, ctx: RunContext) -> dict:
+def task_job(cfg: dict, ctx: RunContext) -> Job:
     """One model on one task at one held-out split m."""
     torch.manual_seed(ctx.seed)
     emb, source = _embeddings(ctx)
     train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     net = make_model(cfg["model"], cfg["task"])
-    out = train_eval(
-        net,
-        emb,
-        TASKS[cfg["task"]][0],
-        train_shapes,
-        test_shapes,
-        cfg["iters"],
-        cfg["test"],
-        ctx.seed,
-        device=ctx.device,
-    )
-    if isinstance(net, CoRelNetMix):
-        out["similarity_share"] = similarity_share(net, emb, TASKS[cfg["task"]][0], test_shapes, cfg["test"], ctx.seed)
-    out["objects"] = source
-    return out
+    fn = TASKS[cfg["task"]][0]
+    args = dict(model=net, emb=emb, gen_fn=fn, train_shapes=train_shapes, test_shapes=test_shapes)
+    args.update(iters=cfg["iters"], test=cfg["test"], seed=ctx.seed, device=ctx.device)
+
+    def finish(out):
+        if isinstance(net, CoRelNetMix):
+            out["similarity_share"] = similarity_share(net, emb, fn, test_shapes, cfg["test"], ctx.seed)
+        out["objects"] = source
+        return out
+
+    return Job(args, finish)
+
+
+def task_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on one task at one held-out split m (:func:`task_job`)."""
+    return run_jobs(task_job, [cfg], [ctx])[0]
+
+
+@twin(task_run, key=shared)
+def task_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
+    """:func:`task_run` of runs that differ only in seed and m, trained together (``--executor batched``)."""
+    return run_jobs(task_job, cfgs, ctxs)
 
 
 def similarity_share(net: CoRelNetMix, emb, fn, shapes, test: int, seed: int) -> float:

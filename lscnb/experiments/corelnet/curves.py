@@ -10,8 +10,22 @@ import torch
 from ... import plot
 from ...data.relational import SEPARATED, TASKS, UNSEEN, colours, split
 from ...models.relational import Encoded, encode_colours, encode_objects
+from ...runs import twin
 from ...sweep import Run, RunContext
-from .common import CAT_PAIRS, CHAPTER, CURVE_MODELS, EXTREME_M, UNSEEN_M, make_model, objects, task_run, train_eval
+from .common import (
+    CAT_PAIRS,
+    CHAPTER,
+    CURVE_MODELS,
+    EXTREME_M,
+    UNSEEN_M,
+    Job,
+    make_model,
+    objects,
+    run_jobs,
+    shared,
+    task_run,
+    train_eval,
+)
 from .comparison import SIZE_MODELS
 from .encoders import encoder_run
 from .ood import M_GRID
@@ -56,28 +70,39 @@ random encoder at m in {0, 94}. The
 learned encoder (~0.1 s a step for two images on this CPU) runs in the full profile only."""
 
 
-def unseen_encoder_run(cfg: dict, ctx: RunContext) -> dict:
+def unseen_encoder_job(cfg: dict, ctx: RunContext) -> Job:
     """One model on an unseen-relation task behind a random frozen or a learned conv encoder (Fig. 5.5 right)."""
     torch.manual_seed(ctx.seed)
     objs = objects(ctx)
     net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=ctx.seed, learn=cfg["encoder"] == "learned")
     fn = UNSEEN[cfg["task"]][0]
     train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
-    out = train_eval(
-        net,
-        None,
-        lambda sh, b, g: fn(sh, b, g, phase="train"),
-        train_shapes,
-        test_shapes,
-        cfg["iters"],
-        cfg["test"],
-        ctx.seed,
+    args = dict(
+        model=net,
+        emb=None,
+        gen_fn=lambda sh, b, g: fn(sh, b, g, phase="train"),
+        train_shapes=train_shapes,
+        test_shapes=test_shapes,
+        iters=cfg["iters"],
+        test=cfg["test"],
+        seed=ctx.seed,
         lr=cfg.get("lr", 5e-4),
         test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"),
         device=ctx.device,
     )
-    out["objects"] = objs.source
-    return out
+    return Job(args, lambda out: {**out, "objects": objs.source})
+
+
+def unseen_encoder_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on an unseen-relation task behind a random frozen or a learned conv encoder
+    (:func:`unseen_encoder_job`)."""
+    return run_jobs(unseen_encoder_job, [cfg], [ctx])[0]
+
+
+@twin(unseen_encoder_run, key=shared)
+def unseen_encoder_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
+    """:func:`unseen_encoder_run` of runs that differ only in seed and m, trained together (``--executor batched``)."""
+    return run_jobs(unseen_encoder_job, cfgs, ctxs)
 
 
 def _grid(task: str, s: dict) -> list[int]:

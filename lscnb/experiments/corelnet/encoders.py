@@ -9,8 +9,9 @@ import torch
 from ... import plot
 from ...data.relational import TASKS, coloured, colours, split
 from ...models.relational import Encoded
+from ...runs import twin
 from ...sweep import Run, RunContext
-from .common import CHAPTER, CURVE_MODELS, EXTREME_M, make_model, objects, train_eval
+from .common import CHAPTER, CURVE_MODELS, EXTREME_M, Job, make_model, objects, run_jobs, shared
 
 # --------------------------------------------------------------------------------------------- Fig. 5.6
 ENCODERS = {
@@ -24,7 +25,7 @@ L1 = {"rmts": 5.0}
 defaults to 1e-3)."""
 
 
-def _encoded_run(cfg: dict, palette, ctx) -> dict:
+def _encoded_job(cfg: dict, ctx, palette=None) -> Job:
     """One model on a basic task behind the encoder ``cfg["encoder"]`` (a key of :data:`ENCODERS`), objects coloured by
     ``palette`` (or grey)."""
     torch.manual_seed(ctx.seed)
@@ -40,33 +41,49 @@ def _encoded_run(cfg: dict, palette, ctx) -> dict:
     )
     gen = TASKS[cfg["task"]][0] if palette is None else coloured(TASKS[cfg["task"]][0], len(palette))
     train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
-    out = train_eval(
-        net,
-        None,
-        gen,
-        train_shapes,
-        test_shapes,
-        cfg["iters"],
-        cfg["test"],
-        ctx.seed,
+    args = dict(
+        model=net,
+        emb=None,
+        gen_fn=gen,
+        train_shapes=train_shapes,
+        test_shapes=test_shapes,
+        iters=cfg["iters"],
+        test=cfg["test"],
+        seed=ctx.seed,
         lr=cfg.get("lr", 5e-4),
         l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0,
         device=ctx.device,
     )
-    out["objects"] = objs.source
-    return out
+    return Job(args, lambda out: {**out, "objects": objs.source})
+
+
+def _spurious_job(cfg: dict, ctx) -> Job:
+    return _encoded_job(cfg, ctx, colours())  # the authors' code fixes the colours (RandomState(0)) for every run
 
 
 def spurious_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on a basic task whose objects carry a random background colour (a spurious feature), behind an
     encoder that is frozen and random, frozen with a learned linear layer on top, or learned (with or without the
     L1-penalised linear layer)."""
-    return _encoded_run(cfg, colours(), ctx)  # the authors' code fixes the colours (RandomState(0)) for every run
+    return run_jobs(_spurious_job, [cfg], [ctx])[0]
 
 
 def encoder_run(cfg: dict, ctx: RunContext) -> dict:
     """One model on a basic task (grey objects) behind a random frozen or a learned conv encoder (Fig. 5.4 right)."""
-    return _encoded_run(cfg, None, ctx)
+    return run_jobs(_encoded_job, [cfg], [ctx])[0]
+
+
+@twin(spurious_run, key=shared)
+def spurious_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
+    """:func:`spurious_run` of runs that differ only in seed and m, trained together (``--executor batched``; those
+    with the L1 penalty one by one)."""
+    return run_jobs(_spurious_job, cfgs, ctxs)
+
+
+@twin(encoder_run, key=shared)
+def encoder_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
+    """:func:`encoder_run` of runs that differ only in seed and m, trained together (``--executor batched``)."""
+    return run_jobs(_encoded_job, cfgs, ctxs)
 
 
 ENCODER_SIZES = {

@@ -8,8 +8,9 @@ import torch
 from ... import checks
 from ...data.relational_games import GAMES, catalogue, patches
 from ...models.relational import encode_patches
+from ...runs import twin
 from ...sweep import Run, RunContext
-from .common import CAT_PAIRS, CHAPTER, accuracy, build, train_eval
+from .common import CAT_PAIRS, CHAPTER, Job, accuracy, build, run_jobs, shared
 
 # ----------------------------------------------------------------------------------------- Table 5.1 (Relational Games)
 GAME_MODELS = {
@@ -41,7 +42,7 @@ Transformer, 150 steps at lr 2e-3 (over seeds 0-2: CoRelNet 1.0 and <= 0.5, Pred
 3 of 10 seeds; all on a random frozen 12x12 patch encoder."""
 
 
-def games_run(cfg: dict, ctx: RunContext) -> dict:
+def games_job(cfg: dict, ctx: RunContext) -> Job:
     """One model on one re-created Relational Game: trained on pentominoes, tested on hexominoes and on stripes. All
     patches (the empty cell and every object) are embedded once by a random frozen encoder."""
     torch.manual_seed(ctx.seed)
@@ -50,13 +51,27 @@ def games_run(cfg: dict, ctx: RunContext) -> dict:
     emb = encode_patches(patches(), seed=ctx.seed).to(device)
     fn, classes = GAMES[cfg["task"]]
     net = _game_model(cfg["model"], classes)
-    out = train_eval(
-        net, emb, fn, cat.train, cat.hexominoes, cfg["iters"], cfg["test"], ctx.seed, lr=cfg["lr"], device=ctx.device
-    )
-    out["hexominoes"] = out.pop("ood")
-    out["stripes"] = accuracy(net, lambda seq: emb[seq.to(device)], fn, cat.stripes, cfg["test"], ctx.seed)
-    out["objects"] = "Relational Games re-created (lscnb.data.relational_games)"
-    return out
+    args = dict(model=net, emb=emb, gen_fn=fn, train_shapes=cat.train, test_shapes=cat.hexominoes)
+    args.update(iters=cfg["iters"], test=cfg["test"], seed=ctx.seed, lr=cfg["lr"], device=ctx.device)
+
+    def finish(out):
+        out["hexominoes"] = out.pop("ood")
+        out["stripes"] = accuracy(net, lambda seq: emb[seq.to(device)], fn, cat.stripes, cfg["test"], ctx.seed)
+        out["objects"] = "Relational Games re-created (lscnb.data.relational_games)"
+        return out
+
+    return Job(args, finish)
+
+
+def games_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on one re-created Relational Game (:func:`games_job`)."""
+    return run_jobs(games_job, [cfg], [ctx])[0]
+
+
+@twin(games_run, key=shared)
+def games_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
+    """:func:`games_run` of runs that differ only in seed, trained together (``--executor batched``)."""
+    return run_jobs(games_job, cfgs, ctxs)
 
 
 def _game_model(model: str, classes: int):

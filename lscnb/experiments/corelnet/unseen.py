@@ -8,33 +8,44 @@ import torch
 
 from ... import plot
 from ...data.relational import APPENDIX_UNSEEN, UNSEEN, split
+from ...runs import twin
 from ...sweep import Run, RunContext
-from .common import CHAPTER, CURVE_MODELS, UNSEEN_M, _embeddings, accuracy_table, make_model, train_eval
+from .common import CHAPTER, CURVE_MODELS, UNSEEN_M, Job, _embeddings, accuracy_table, make_model, run_jobs, shared
 
 
 # --------------------------------------------------------------------------------------------- Fig. 5.5
-def unseen_run(cfg: dict, ctx: RunContext) -> dict:
+def unseen_job(cfg: dict, ctx: RunContext) -> Job:
     """One model on an unseen-relation task: trained on the training patterns of the training shapes, tested on
     the test patterns (relations never seen) of the held-out shapes."""
     torch.manual_seed(ctx.seed)
     emb, source = _embeddings(ctx)
     train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     fn = {**UNSEEN, **APPENDIX_UNSEEN}[cfg["task"]][0]
-    out = train_eval(
-        make_model(cfg["model"], cfg["task"]),
-        emb,
-        lambda sh, b, g: fn(sh, b, g, phase="train"),
-        train_shapes,
-        test_shapes,
-        cfg["iters"],
-        cfg["test"],
-        ctx.seed,
+    args = dict(
+        model=make_model(cfg["model"], cfg["task"]),
+        emb=emb,
+        gen_fn=lambda sh, b, g: fn(sh, b, g, phase="train"),
+        train_shapes=train_shapes,
+        test_shapes=test_shapes,
+        iters=cfg["iters"],
+        test=cfg["test"],
+        seed=ctx.seed,
         lr=cfg.get("lr", 5e-4),
         test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"),
         device=ctx.device,
     )
-    out["objects"] = source
-    return out
+    return Job(args, lambda out: {**out, "objects": source})
+
+
+def unseen_run(cfg: dict, ctx: RunContext) -> dict:
+    """One model on an unseen-relation task (:func:`unseen_job`)."""
+    return run_jobs(unseen_job, [cfg], [ctx])[0]
+
+
+@twin(unseen_run, key=shared)
+def unseen_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
+    """:func:`unseen_run` of runs that differ only in seed and m, trained together (``--executor batched``)."""
+    return run_jobs(unseen_job, cfgs, ctxs)
 
 
 UNSEEN_SIZES = {
