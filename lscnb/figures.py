@@ -108,6 +108,19 @@ def smoke_runs(module, name: str) -> list:
     return out
 
 
+def smoke_group(module, name: str) -> list:
+    """Two full-profile runs of figure ``name`` that train together (its first and the next that shares its batched
+    twin's key, :func:`lscnb.runs.group_key`), shrunk as :func:`smoke_runs` shrinks them; none when there are not two:
+    the ``--executor batched`` path of the figure."""
+    from .runs import Run, group_key
+
+    runs = module.FIGURES[name]("full")
+    key = group_key(runs[0])
+    mates = [r for r in runs if key is not None and group_key(r) == key][:2]
+    shrunk = [{**dict(r.config), **smoke_entries(module, name, r.config)} for r in mates]
+    return [Run(r.chapter, r.figure, r.name, r.fn, cfg) for r, cfg in zip(mates, shrunk)] if len(mates) == 2 else []
+
+
 def smoke_entries(module, name: str, config) -> dict:
     """The entries the smoke shrink of figure ``name`` sets in a full-profile run's ``config``: the chapter's
     ``SMOKE`` values of the entries the config has, then the figure's own ``smoke`` (``None`` keeps the full value).
@@ -118,19 +131,23 @@ def smoke_entries(module, name: str, config) -> dict:
 
 
 def run_smoke(module, name: str, device: str = "cpu") -> float:
-    """Run figure ``name``'s :func:`smoke_runs` on ``device``; the seconds they took. Raises on a run that fails,
-    returns nothing, or returns only NaN/infinite floats (one NaN may be a recorded divergence)."""
+    """Run figure ``name``'s :func:`smoke_runs` on ``device``, and its :func:`smoke_group` together; the seconds they
+    took. Raises on a run that fails, returns nothing, or returns only NaN/infinite floats (one NaN may be a recorded
+    divergence)."""
     import time
 
     import numpy as np
     import torch
 
     from .config import Profile
-    from .runs import RunContext
+    from .runs import RunContext, run_group
 
     start = time.perf_counter()
-    for run in smoke_runs(module, name):
-        out = run.fn(dict(run.config), RunContext(Profile("full", device), device, run.seed, None, False))
+    ctx = lambda run: RunContext(Profile("full", device), device, run.seed, None, False)
+    alone = [(run, run.fn(dict(run.config), ctx(run))) for run in smoke_runs(module, name)]
+    group = smoke_group(module, name)
+    results = run_group(group, Profile("full", device), "full") if group else []
+    for run, out in [*alone, *zip(group, [{**r.metrics, **r.arrays} for r in results])]:
         if not isinstance(out, dict) or not out:
             raise RuntimeError(f"{run.chapter}/{run.figure}/{run.name}: the run returned nothing")
         floats = [np.asarray(v.detach().cpu() if isinstance(v, torch.Tensor) else v) for v in out.values()]

@@ -52,3 +52,15 @@ def test_smoke_command_reports_each_figure(capsys):
     with pytest.raises(SystemExit) as err:
         main(["smoke", "nochapter"])
     assert err.value.code == 2
+
+
+def test_figures_with_a_batched_twin_smoke_a_group_too():
+    from lscnb.experiments import corelnet, memory, roarnn
+    from lscnb.figures import smoke_group
+    from lscnb.runs import group_key
+
+    for module, figure in ((corelnet, "mcurve"), (memory, "theta0")):
+        group = smoke_group(module, figure)
+        assert len(group) == 2 and group_key(group[0]) == group_key(group[1]) is not None
+        assert group[0].key != group[1].key and group[0].config["steps" if module is memory else "iters"] <= 20
+    assert smoke_group(roarnn, "moons") == []
