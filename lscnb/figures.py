@@ -98,27 +98,29 @@ def items(module) -> list[tuple[Item, str | None]]:
 def smoke_runs(module, name: str) -> list:
     """Figure ``name``'s first and last full-profile runs, shrunk to seconds: the chapter's ``SMOKE`` overrides the
     config entries a run has, then the figure's own ``smoke`` sets its entries (``None`` keeps the full value)."""
-    from .runs import Run
 
     runs = module.FIGURES[name]("full")
-    out = []
-    for run in dict.fromkeys([runs[0], runs[-1]]):
-        cfg = {**dict(run.config), **smoke_entries(module, name, run.config)}
-        out.append(Run(run.chapter, run.figure, run.name, run.fn, cfg))
-    return out
+    return [_shrunk(module, name, run) for run in dict.fromkeys([runs[0], runs[-1]])]
+
+
+def _shrunk(module, name: str, run):
+    """Full-profile ``run`` of figure ``name`` with its :func:`smoke_entries` applied."""
+    from .runs import Run
+
+    config = {**dict(run.config), **smoke_entries(module, name, run.config)}
+    return Run(run.chapter, run.figure, run.name, run.fn, config)
 
 
 def smoke_group(module, name: str) -> list:
     """Two full-profile runs of figure ``name`` that train together (its first and the next that shares its batched
     twin's key, :func:`lscnb.runs.group_key`), shrunk as :func:`smoke_runs` shrinks them; none when there are not two:
     the ``--executor batched`` path of the figure."""
-    from .runs import Run, group_key
+    from .runs import group_key
 
     runs = module.FIGURES[name]("full")
     key = group_key(runs[0])
     mates = [r for r in runs if key is not None and group_key(r) == key][:2]
-    shrunk = [{**dict(r.config), **smoke_entries(module, name, r.config)} for r in mates]
-    return [Run(r.chapter, r.figure, r.name, r.fn, cfg) for r, cfg in zip(mates, shrunk)] if len(mates) == 2 else []
+    return [_shrunk(module, name, r) for r in mates] if len(mates) == 2 else []
 
 
 def smoke_entries(module, name: str, config) -> dict:

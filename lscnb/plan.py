@@ -369,6 +369,7 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds (or read from
     ``cache``), each untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
     from .figures import smoke_entries
+    from .runs import group_key
 
     groups: dict[str, list] = {}
     for run in o.missing:
@@ -406,8 +407,6 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     if opened or not worst:
         worst = next((m for m in timed.values() if m["bound"] == "open"), next(iter(timed.values()), None))
     bound = ">=" if any(m["bound"] == ">=" for m in ok.values()) else "~"
-    from .runs import group_key
-
     return {
         "chapter": o.chapter,
         "figure": o.figure,

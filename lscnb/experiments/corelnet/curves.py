@@ -29,7 +29,7 @@ from .common import (
 from .comparison import SIZE_MODELS
 from .encoders import encoder_run
 from .ood import M_GRID
-from .unseen import unseen_run
+from .unseen import phases, unseen_run
 
 # --------------------------------------------------------------------------------------------- Figs. C.8-C.11
 UNSEEN_GRID = {t: [0, 50, 85, m] for t, m in UNSEEN_M.items()}
@@ -80,15 +80,14 @@ def unseen_encoder_job(cfg: dict, ctx: RunContext) -> Job:
     args = dict(
         model=net,
         emb=None,
-        gen_fn=lambda sh, b, g: fn(sh, b, g, phase="train"),
         train_shapes=train_shapes,
         test_shapes=test_shapes,
         iters=cfg["iters"],
         test=cfg["test"],
         seed=ctx.seed,
         lr=cfg.get("lr", 5e-4),
-        test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"),
         device=ctx.device,
+        **phases(fn),
     )
     return Job(args, lambda out: {**out, "objects": objs.source})
 

@@ -14,6 +14,15 @@ from .common import CHAPTER, CURVE_MODELS, UNSEEN_M, Job, _embeddings, accuracy_
 
 
 # --------------------------------------------------------------------------------------------- Fig. 5.5
+def phases(fn) -> dict:
+    """:func:`train_eval`'s generators for the unseen-relation task ``fn``: its training patterns to train on
+    (``gen_fn``), the relations never seen to test on (``test_fn``)."""
+    return {
+        "gen_fn": lambda sh, b, g: fn(sh, b, g, phase="train"),
+        "test_fn": lambda sh, b, g: fn(sh, b, g, phase="test"),
+    }
+
+
 def unseen_job(cfg: dict, ctx: RunContext) -> Job:
     """One model on an unseen-relation task: trained on the training patterns of the training shapes, tested on
     the test patterns (relations never seen) of the held-out shapes."""
@@ -24,15 +33,14 @@ def unseen_job(cfg: dict, ctx: RunContext) -> Job:
     args = dict(
         model=make_model(cfg["model"], cfg["task"]),
         emb=emb,
-        gen_fn=lambda sh, b, g: fn(sh, b, g, phase="train"),
         train_shapes=train_shapes,
         test_shapes=test_shapes,
         iters=cfg["iters"],
         test=cfg["test"],
         seed=ctx.seed,
         lr=cfg.get("lr", 5e-4),
-        test_fn=lambda sh, b, g: fn(sh, b, g, phase="test"),
         device=ctx.device,
+        **phases(fn),
     )
     return Job(args, lambda out: {**out, "objects": source})
 
