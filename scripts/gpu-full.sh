@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Run chapters' full profiles side by side on one GPU machine, each within a wall-time limit, and pack what
-# finished into $OUT (results.tgz with every stored run and in-progress checkpoint, logs.tgz).
+# Run chapters' full profiles side by side on one GPU machine, each within a wall-time limit, and pack what this
+# call made into $OUT so that it fits what a device machine sends back (8 files, 16 MiB each, 64 MiB together):
+# results.tgz (its finished runs and bench tables), logs.tgz, and its in-progress checkpoints as ckpt.tar.partNN
+# (smallest first, as many as fit; logs/left-behind.txt names the rest). scripts/gpu-unpack.sh puts them in place.
 # Resumable: call it again with the unpacked results in place and finished runs are skipped.
 #
 # usage: [LSCNB_GIT_COMMIT=hash] OUT=dir scripts/gpu-full.sh SECONDS ITEM [ITEM ...]
@@ -11,7 +13,7 @@
 #     plan                 calibrate the plan on the GPU (`python -m lscnb plan --device cuda --json`): the plan
 #                          goes to $OUT/plan-cuda.json, its calibration cache to $OUT/plan-calibration-cuda.json
 #     bench[:TABLE,...]    the benchmarks of bench/ (all, or the named tables of run_all.py --tables), run so that
-#                          no other GPU work shares the GPU while they time; RESULTS-cuda.md and JSON go to $OUT/bench
+#                          no other GPU work shares the GPU while they time; RESULTS-cuda.md and JSON go in results.tgz
 #   The steps run before the GPU items, in the order given.
 # SECONDS bounds the whole call: every step gets what is left of it. Items on the CPU (@cpu) start at once, on the
 # machine's cores (leave two of them to smoke and bench), while smoke and bench use the GPU; GPU items start after.
@@ -38,7 +40,8 @@ export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREA
 export MPLBACKEND=Agg PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export LSCNB_GPU_FULL="$$.$(date +%s%N)"  # marks this call's processes: only they are killed at the end
 mkdir -p "$OUT/logs"
-{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; echo "nproc $(nproc), cpus $(grep -c ^processor /proc/cpuinfo)"
+stamp=$(mktemp)  # what is newer than this, this call made
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; echo "nproc $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc), cpus $(grep -c ^processor /proc/cpuinfo)"
   grep -m1 "model name" /proc/cpuinfo
   python3 -c "import torch, sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())"; } \
   > "$OUT/logs/machine.txt" 2>&1
@@ -74,9 +77,8 @@ step() {  # STEP[:ARGS][=SECONDS]: one GPU step, within its cap and what is left
     plan) "${t[@]}" python3 -m lscnb plan --device cuda --json --cache _build/plan-calibration-cuda.json \
             > "$OUT/plan-cuda.json" 2> "$OUT/logs/plan.log"; rc=$?
           cp _build/plan-calibration-cuda.json "$OUT/" 2>/dev/null ;;
-    bench) mkdir -p "$OUT/bench"
-           "${t[@]}" python3 bench/run_all.py --device cuda ${args:+--tables "$args"} > "$OUT/logs/bench.log" 2>&1
-           rc=$?; cp bench/RESULTS-cuda.md bench/results/*-cuda.json "$OUT/bench/" 2>/dev/null ;;
+    bench) "${t[@]}" python3 bench/run_all.py --device cuda ${args:+--tables "$args"} > "$OUT/logs/bench.log" 2>&1
+           rc=$? ;;
   esac
   echo "exit $rc" >> "$OUT/logs/$name.log"
 }
@@ -99,7 +101,21 @@ wait
 for pid in $(pgrep -f multiprocessing); do  # a worker left over by a killed run (not another job's processes)
   tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "LSCNB_GPU_FULL=$LSCNB_GPU_FULL" && kill -9 "$pid"
 done; sleep 1
-tar czf "$OUT/results.tgz" results
+# what comes back: this call's finished runs and bench tables, its logs, then its checkpoints in 15 MiB parts while
+# they fit in the files and MiB left (8 files, 64 MiB, less 1 MiB for logs.tgz)
+find results bench/RESULTS-cuda.md bench/results -newer "$stamp" -type f ! -name '*.ckpt' ! -name '*.ckpt.tmp' \
+  -print0 2>/dev/null | tar czf "$OUT/results.tgz" --null -T -
+mib=1048576; part=$(( 15 * mib ))
+used=$(( $(cat "$OUT"/*.tgz "$OUT"/*.json 2>/dev/null | wc -c) + mib ))
+files=$(( $(find "$OUT" -maxdepth 1 -type f | wc -l) + 1 ))
+room=$(( 64 * mib - used )); [ $(( (8 - files) * part )) -lt "$room" ] && room=$(( (8 - files) * part ))
+packed=(); size=0
+while read -r bytes f; do
+  if [ $(( size + bytes + 10240 )) -le "$room" ]; then packed+=("$f"); size=$(( size + bytes + 10240 ))
+  else echo "$f ($bytes bytes)" >> "$OUT/logs/left-behind.txt"; fi
+done < <(find results -newer "$stamp" -type f -name '*.ckpt' -printf '%s %p\n' | sort -n)
+[ ${#packed[@]} -gt 0 ] && tar cf - "${packed[@]}" | split -b "$part" -d -a 2 - "$OUT/ckpt.tar.part"
+rm -f "$stamp"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs
 for f in "$OUT"/logs/*.log; do echo "== $(basename "$f")"; grep -v "^\s*$" "$f" | tail -4; done
 rm -rf "$OUT/logs"

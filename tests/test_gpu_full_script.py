@@ -76,3 +76,49 @@ def test_items_and_steps_make_their_commands_and_only_this_calls_workers_are_kil
         for p in pids.read_text().split() if pids.exists() else []:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(p), 9)
+
+
+# the stub python3 of a run that finishes one run and leaves two checkpoints, one too large to come back
+RUNS_STUB = """#!/usr/bin/env bash
+case "$*" in
+  *reproduce*) mkdir -p results/corelnet/unseen; echo '{"new": 1}' > results/corelnet/unseen/run.json
+               truncate -s 20M results/corelnet/unseen/small.group-1.ckpt
+               truncate -s 50M results/corelnet/unseen/large.group-2.ckpt ;;
+esac
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="GNU tar, split and truncate")
+def test_what_comes_back_fits_the_device_limits_and_unpacks_into_a_tree(tmp_path):
+    bin_dir, tree, out, fresh = tmp_path / "bin", tmp_path / "tree", tmp_path / "out", tmp_path / "fresh"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(RUNS_STUB)
+    (bin_dir / "nvidia-smi").write_text("#!/usr/bin/env bash\necho stub\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    old = tree / "results" / "meanfield" / "old.json"  # committed before the call: it stays out of what comes back
+    old.parent.mkdir(parents=True)
+    old.write_text("{}")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    shutil.copytree(ROOT / "scripts", tree / "scripts")
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OUT=str(out), LSCNB_GIT_COMMIT="x")
+    done = subprocess.run(["bash", "scripts/gpu-full.sh", "30", "corelnet:unseen@cuda*batched"], cwd=tree, env=env,
+                          capture_output=True)
+    assert done.returncode == 0, done.stderr
+    back = sorted(f for f in out.rglob("*") if f.is_file())
+    assert len(back) <= 8 and sum(f.stat().st_size for f in back) <= 64 * 2**20
+    assert all(f.stat().st_size <= 16 * 2**20 for f in back)
+    parts = [f.name for f in back if f.name.startswith("ckpt.tar.part")]
+    assert parts == ["ckpt.tar.part00", "ckpt.tar.part01"]  # the 20 MiB checkpoint, in two parts
+
+    fresh.mkdir()
+    shutil.copytree(ROOT / "scripts", fresh / "scripts")
+    unpacked = subprocess.run(["bash", "scripts/gpu-unpack.sh", str(out)], cwd=fresh, capture_output=True, text=True)
+    assert unpacked.returncode == 0, unpacked.stderr
+    got = sorted(str(f.relative_to(fresh)) for f in (fresh / "results").rglob("*") if f.is_file())
+    assert got == ["results/corelnet/unseen/run.json", "results/corelnet/unseen/small.group-1.ckpt"]
+    assert (fresh / "results/corelnet/unseen/small.group-1.ckpt").stat().st_size == 20 * 2**20
+    assert "large.group-2.ckpt" in unpacked.stdout  # named as left on the machine
+
+    bad = subprocess.run(["bash", "scripts/gpu-unpack.sh", str(tmp_path)], cwd=fresh, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
