@@ -49,7 +49,8 @@ ARCHITECTURE = "model"  # the config entry that names a run's architecture, in e
 CHUNK_S = 540.0  # 9 minutes: one command of the plan
 CPU_LIMIT_S = 3600.0  # a figure above this on the CPU is marked GPU
 CALIBRATION_S = 5.0
-CACHE_VERSION = 4  # 2: the real data is timed where it loads; 3: the largest shape first; 4: slow ones timed thrice
+CACHE_VERSION = 5  # 2: the real data is timed where it loads; 3: the largest shape first; 4: slow ones timed thrice;
+# 5: every architecture timed, and steps timed past a fixed part that hides them
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 
 
@@ -290,17 +291,44 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
         t1 = min(t1, again) if again is not None else t1
     n2 = int(min(full_n or math.inf, n1 * max(2, left() / 2 / max(t1, 1e-3)), 10**6))
     t2 = timer(run, {**cfg, key: n2}, device, left()) if n2 > n1 and left() > 1.5 * t1 else None
+    floor = None
+    if t2 is not None:
+        n2, t2, floor = _past_the_fixed_part(run, cfg, key, device, timer, (n1, t1), (n2, t2), full_n or n2)
     if t2 is None:
         per, fixed, how = t1 / n1, 0.0, f"{key} {n1}: {t1:.3g} s, all of it scaled (over by the fixed part)"
     else:
         per = (t2 - t1) / (n2 - n1)
         per, fixed = (per, max(0.0, t1 - per * n1)) if per > 0 else (t2 / n2, 0.0)
         how = f"{key} {n1}: {t1:.3g} s, {n2}: {t2:.3g} s ({per:.3g} s per {key.rstrip('s')} + {fixed:.3g} s)"
+    if floor is not None:
+        late, floor = floor
+        per = max(per, floor)
+        how += f"; {key} {late}: timed out, so >= {floor:.3g} s per {key.rstrip('s')}"
     ns, ts = ([n1, n2], [t1, t2]) if t2 is not None else ([n1], [t1])
-    est, bound = (fixed + per * units, "~") if known else (None, "open")
+    est, bound = (fixed + per * units, "~" if floor is None else ">=") if known else (None, "open")
     if t2 is not None and {**cfg, key: n2} == full:
         est, bound, how = t2, "=", f"the full run itself, timed: {t2:.3g} s"
     return _result(key, ns, ts, est, bound, units / n1, "; ".join([how, scale, *per_epoch]))
+
+
+NOISE = 0.25  # two timings closer than this fraction of the first do not tell the steps from the fixed part
+
+
+def _past_the_fixed_part(run, cfg, key, device, timer, first, second, full_n, tries=2):
+    """Time 16 times the count, ``tries`` times at most, while ``second`` is within :data:`NOISE` of ``first``: a
+    fixed part (an evaluation of 50 s) hides a per-step cost (0.7 s) that two counts of 1 and 2 cannot show. Each try
+    may take the fixed part again and as long for its steps. Returns the last (count, time) and, if a try timed out,
+    its count and the per-step time it implies at least, else None."""
+    (n1, t1), (n2, t2) = first, second
+    for _ in range(tries):
+        if t2 - t1 > NOISE * t1 or n2 >= full_n:
+            break
+        n3 = int(min(full_n, 16 * n2))
+        t3 = timer(run, {**cfg, key: n3}, device, 2 * t1 + 1)
+        if t3 is None:
+            return n2, t2, (n3, (t1 + 1) / (n3 - n1))
+        n2, t2 = n3, t3
+    return n2, t2, None
 
 
 def _result(key, n, t, est, bound, factor, how) -> dict:
@@ -366,8 +394,9 @@ def _diverse(configs: list[dict]) -> list[int]:
 
 
 def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, recalibrate=False, timer=time_run):
-    """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds (or read from
-    ``cache``), each untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
+    """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds, and each
+    architecture (config entry ``model``) at least once with ``max_s`` of its own (or read from ``cache``), each
+    untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
     from .figures import smoke_entries
     from .runs import group_key
 
@@ -380,12 +409,16 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     cached = bool(timed)
     start = time.perf_counter()
     if not cached:
+        archs = set()
         for i in _diverse([dict(groups[k][0][0].config) for k in keys]):
             left = max_s - (time.perf_counter() - start)
-            if timed and left < 0.4 * max_s:  # another shape only with time enough to learn something
-                break
             run, smoke = groups[keys[i]][0]
-            timed[keys[i]] = {**measure(run, smoke, device, max(left, 0.2 * max_s), timer), "run": run.key}
+            new, arch = run.config.get(ARCHITECTURE) not in archs, run.config.get(ARCHITECTURE)
+            if timed and not new and left < 0.4 * max_s:  # another shape only with time to learn something, but
+                continue  # every architecture once: a MemRNN step costs more than an RNN's at the same T
+            archs.add(arch)
+            seconds = max(left, max_s if new else 0.2 * max_s)
+            timed[keys[i]] = {**measure(run, smoke, device, seconds, timer), "run": run.key}
             cache.shapes[keys[i]] = timed[keys[i]]
         cache.save()
     ok = {k: m for k, m in timed.items() if m["est_s"] is not None}

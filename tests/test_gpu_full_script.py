@@ -102,8 +102,9 @@ def test_what_comes_back_fits_the_device_limits_and_unpacks_into_a_tree(tmp_path
     os.utime(old, (time.time() - 3600, time.time() - 3600))
     shutil.copytree(ROOT / "scripts", tree / "scripts")
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OUT=str(out), LSCNB_GIT_COMMIT="x")
-    done = subprocess.run(["bash", "scripts/gpu-full.sh", "30", "corelnet:unseen@cuda*batched"], cwd=tree, env=env,
-                          capture_output=True)
+    done = subprocess.run(
+        ["bash", "scripts/gpu-full.sh", "30", "corelnet:unseen@cuda*batched"], cwd=tree, env=env, capture_output=True
+    )
     assert done.returncode == 0, done.stderr
     back = sorted(f for f in out.rglob("*") if f.is_file())
     assert len(back) <= 8 and sum(f.stat().st_size for f in back) <= 64 * 2**20

@@ -4,6 +4,7 @@ no test depends on a measured time (the arithmetic is checked with a fake timer)
 
 import json
 import math
+import time
 import types
 
 import pytest
@@ -156,8 +157,9 @@ def test_a_timeout_is_a_lower_bound_and_a_failure_falls_back_to_the_smoke_sizes(
 
 
 def test_a_slow_first_step_gets_the_time_to_part_the_fixed_cost_from_the_steps():
-    """4 s of pretraining and 0.01 s a step, against a 5 s budget: timed three times (past the budget), the estimate
-    at 100 steps is 4 s + 1 s, not the first timing times 100."""
+    """4 s of pretraining and 0.01 s a step, against a 5 s budget: timed past the budget (at 1, 1 and 2 steps, then at
+    32 and at the full 100, since 2 steps differ from 1 by less than noise), the estimate at 100 steps is 4 s + 1 s,
+    not the first timing times 100."""
     seen = []
 
     def timer(run, cfg, device, seconds):
@@ -165,7 +167,8 @@ def test_a_slow_first_step_gets_the_time_to_part_the_fixed_cost_from_the_steps()
         return 4.0 + 0.01 * cfg["steps"]
 
     out = plan.measure(_runs("a")("full")[0], {"steps": 2}, "cpu", 5.0, timer)
-    assert math.isclose(out["est_s"], 5.0, rel_tol=1e-6) and out["bound"] in ("~", "=") and len(seen) == 3
+    assert math.isclose(out["est_s"], 5.0, rel_tol=1e-6) and out["bound"] in ("~", "=")
+    assert [n for n, _ in seen] == [1, 1, 2, 32, 100]
     assert seen[1][1] > 5.0  # the second timing had more than the budget left
     fast = plan.measure(_runs("a")("full")[0], {"steps": 2}, "cpu", 5.0, lambda r, c, d, s: 1.0 + 0.01 * c["steps"])
     assert fast["n"][0] == 1 and math.isclose(fast["est_s"], 2.0, rel_tol=1e-6)  # a fast one is timed as before
@@ -293,3 +296,64 @@ def test_other_data_in_the_calibration_makes_a_lower_bound():
     assert "the full data failed (FileNotFoundError: no MNIST here)" in out["how"] and seen[0] == "mnist"
     same = plan.measure(run, {"steps": 2, "source": "mnist"}, "cpu", 3.0, lambda run, cfg, d, s: 0.01 * cfg["steps"])
     assert same["bound"] in ("~", "=")
+
+
+def test_a_fixed_part_that_hides_the_steps_is_timed_past():
+    """50 s of evaluation (+-5 %, alternating) and 0.7 s a step: counts 1 and 2 differ by noise, so the calibration
+    times 32 steps and estimates 5,000 steps within 10 %; a step too slow for the extra try is a lower bound."""
+    seen = []
+
+    def timer(run, cfg, device, seconds):
+        seen.append(cfg["steps"])
+        t = 50 * (1.05 if len(seen) % 2 else 0.95) + 0.7 * cfg["steps"]
+        return t if t <= seconds else None
+
+    run = Run("planfake", "a", "x", fake_run, {"steps": 5000, "width": 4, "seed": 0})
+    out = plan.measure(run, {"steps": 2}, "cpu", 200.0, timer)
+    assert seen[-1] == 32 and out["n"] == [1, 32] and out["bound"] == "~"
+    assert math.isclose(out["est_s"], 50 + 0.7 * 5000, rel_tol=0.1)
+
+    def slow(run, cfg, device, seconds):  # 10 s a step past 2: 32 steps outlast the extra try's 2 x 51 s + 1 s
+        t = 50 + (1 if cfg["steps"] == 1 else 2) + (10 * cfg["steps"] if cfg["steps"] > 2 else 0)
+        return t if t <= seconds else None
+
+    out = plan.measure(run, {"steps": 2}, "cpu", 200.0, slow)
+    assert out["bound"] == ">=" and "32: timed out" in out["how"] and out["est_s"] >= 5000 * 52 / 31
+
+
+def test_steps_that_show_are_not_timed_again():
+    seen = []
+
+    def timer(run, cfg, device, seconds):
+        seen.append(cfg["steps"])
+        return 1.0 + 0.5 * cfg["steps"]
+
+    out = plan.measure(
+        Run("planfake", "a", "x", fake_run, {"steps": 500, "width": 4, "seed": 0}), {"steps": 2}, "cpu", 5.0, timer
+    )
+    assert 32 not in seen and math.isclose(out["est_s"], 1.0 + 0.5 * 500, rel_tol=1e-6)
+
+
+def test_every_architecture_is_timed_once_beyond_the_budget(tmp_path):
+    """Two models at two lengths, the cheap one largest: within a budget that fits one timing, the costly model is
+    timed too (with the budget again), so its untimed shape does not take the cheap model's time per step."""
+    cost = {"cheap": 0.01, "costly": 0.1}
+    runs = [
+        Run("planfake", "m", f"{m}{n}", fake_run, {"model": m, "steps": n, "seed": 0})
+        for m, n in (("cheap", 1000), ("cheap", 500), ("costly", 400), ("costly", 200))
+    ]
+    seen = []
+
+    def timer(run, cfg, device, seconds):
+        seen.append(cfg["model"])
+        time.sleep(0.02)
+        return 0.1 + cost[cfg["model"]] * cfg["steps"]
+
+    module = types.ModuleType("planfake")
+    module.SMOKE = {"steps": 2}
+    module.FIGURES = declare(Figure("m", lambda scale: runs, items=(Item("Fig. 1", "one"),)))
+    o = plan.Owed("planfake", "m", 1, 4, runs, module)
+    out = plan.calibrate(o, "cpu", plan.Cache(tmp_path / "c.json", "cpu", "test", 1), max_s=0.05, timer=timer)
+    assert set(seen) == {"cheap", "costly"} and out["timed"] == 2
+    want = sum(0.1 + cost[r.config["model"]] * r.config["steps"] for r in runs)
+    assert math.isclose(out["est_s"], want, rel_tol=0.05)
