@@ -10,7 +10,7 @@ import types
 import pytest
 import torch
 
-from lscnb import plan
+from lscnb import plan, timing
 from lscnb.__main__ import main
 from lscnb.figures import Figure, Item, declare
 from lscnb.runs import Run
@@ -101,10 +101,10 @@ def test_bad_durations(text):
 def test_calibration_keeps_sizes_and_shrinks_counts():
     full = {"steps": 100, "width": 4, "test": 5000, "source": "mnist", "seed": 0}
     smoke = {"steps": 2, "width": 2, "test": 10, "source": "digits"}
-    assert plan.calibration_config(full, smoke) == {"steps": 2, "width": 4, "test": 10, "source": "digits", "seed": 0}
-    assert plan.calibration_config(full, smoke, sizes=False)["width"] == 2
-    assert plan.primary(full, plan.calibration_config(full, smoke)) == "steps"
-    assert plan.calibration_config(full, smoke, data=True)["source"] == "mnist"  # the real data, where it loads
+    assert timing.calibration_config(full, smoke) == {"steps": 2, "width": 4, "test": 10, "source": "digits", "seed": 0}
+    assert timing.calibration_config(full, smoke, sizes=False)["width"] == 2
+    assert timing.primary(full, timing.calibration_config(full, smoke)) == "steps"
+    assert timing.calibration_config(full, smoke, data=True)["source"] == "mnist"  # the real data, where it loads
 
 
 def test_calibration_keeps_a_full_batch_in_an_epoch():
@@ -112,10 +112,10 @@ def test_calibration_keeps_a_full_batch_in_an_epoch():
     per-epoch factor scales from there."""
     full = {"epochs": 10, "n_train": 50000, "batch": 100, "width": 512, "seed": 0}
     smoke = {"epochs": 1, "n_train": 20, "batch": 10, "width": 8}
-    cfg = plan.calibration_config(full, smoke)
+    cfg = timing.calibration_config(full, smoke)
     assert cfg["n_train"] == 100 and cfg["batch"] == 100 and cfg["width"] == 512
-    assert plan.calibration_config(full, smoke, sizes=False)["n_train"] == 20  # smoke sizes: its own batch of 10
-    assert plan._per_epoch(full, cfg)[0] == 500
+    assert timing.calibration_config(full, smoke, sizes=False)["n_train"] == 20  # smoke sizes: its own batch of 10
+    assert timing._per_epoch(full, cfg)[0] == 500
 
 
 def test_two_sizes_give_the_per_step_time_and_the_fixed_part():
