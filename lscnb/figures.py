@@ -98,7 +98,6 @@ def items(module) -> list[tuple[Item, str | None]]:
 def smoke_runs(module, name: str) -> list:
     """Figure ``name``'s first and last full-profile runs, shrunk to seconds: the chapter's ``SMOKE`` overrides the
     config entries a run has, then the figure's own ``smoke`` sets its entries (``None`` keeps the full value)."""
-
     runs = module.FIGURES[name]("full")
     return [_shrunk(module, name, run) for run in dict.fromkeys([runs[0], runs[-1]])]
 

@@ -174,7 +174,8 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
         for i in _diverse([dict(groups[k][0][0].config) for k in keys]):
             left = max_s - (time.perf_counter() - start)
             run, smoke = groups[keys[i]][0]
-            new, arch = run.config.get(ARCHITECTURE) not in archs, run.config.get(ARCHITECTURE)
+            arch = run.config.get(ARCHITECTURE)
+            new = arch not in archs
             if timed and not new and left < 0.4 * max_s:  # another shape only with time to learn something, but
                 continue  # every architecture once: a MemRNN step costs more than an RNN's at the same T
             archs.add(arch)

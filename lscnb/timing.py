@@ -212,21 +212,20 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
         t1 = min(t1, again) if again is not None else t1
     n2 = int(min(full_n or math.inf, n1 * max(2, left() / 2 / max(t1, 1e-3)), 10**6))
     t2 = timer(run, {**cfg, key: n2}, device, left()) if n2 > n1 and left() > 1.5 * t1 else None
-    floor = None
+    late = None  # (count, per-step time at least) of an extra timing that ran out
     if t2 is not None:
-        n2, t2, floor = _past_the_fixed_part(run, cfg, key, device, timer, (n1, t1), (n2, t2), full_n or n2)
+        n2, t2, late = _past_the_fixed_part(run, cfg, key, device, timer, (n1, t1), (n2, t2), full_n or n2)
     if t2 is None:
         per, fixed, how = t1 / n1, 0.0, f"{key} {n1}: {t1:.3g} s, all of it scaled (over by the fixed part)"
     else:
         per = (t2 - t1) / (n2 - n1)
         per, fixed = (per, max(0.0, t1 - per * n1)) if per > 0 else (t2 / n2, 0.0)
         how = f"{key} {n1}: {t1:.3g} s, {n2}: {t2:.3g} s ({per:.3g} s per {key.rstrip('s')} + {fixed:.3g} s)"
-    if floor is not None:
-        late, floor = floor
-        per = max(per, floor)
-        how += f"; {key} {late}: timed out, so >= {floor:.3g} s per {key.rstrip('s')}"
+    if late is not None:
+        per = max(per, late[1])
+        how += f"; {key} {late[0]}: timed out, so >= {late[1]:.3g} s per {key.rstrip('s')}"
     ns, ts = ([n1, n2], [t1, t2]) if t2 is not None else ([n1], [t1])
-    est, bound = (fixed + per * units, "~" if floor is None else ">=") if known else (None, "open")
+    est, bound = (fixed + per * units, "~" if late is None else ">=") if known else (None, "open")
     if t2 is not None and {**cfg, key: n2} == full:
         est, bound, how = t2, "=", f"the full run itself, timed: {t2:.3g} s"
     return _result(key, ns, ts, est, bound, units / n1, "; ".join([how, scale, *per_epoch]))

@@ -25,19 +25,25 @@ esac
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("pgrep") is None, reason="Linux, pgrep")
-def test_items_and_steps_make_their_commands_and_only_this_calls_workers_are_killed(tmp_path):
+def _stubbed(tmp_path, python3: str):
+    """A tree holding scripts/ and results/, and the environment that runs it with stub ``python3`` and nvidia-smi:
+    (tree, out, env)."""
     bin_dir, tree, out = tmp_path / "bin", tmp_path / "tree", tmp_path / "out"
     bin_dir.mkdir()
-    (bin_dir / "python3").write_text(STUB)
+    (bin_dir / "python3").write_text(python3)
     (bin_dir / "nvidia-smi").write_text("#!/usr/bin/env bash\necho stub\n")
     for f in bin_dir.iterdir():
         f.chmod(0o755)
     (tree / "results").mkdir(parents=True)
     shutil.copytree(ROOT / "scripts", tree / "scripts")
+    return tree, out, dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OUT=str(out), LSCNB_GIT_COMMIT="x")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("pgrep") is None, reason="Linux, pgrep")
+def test_items_and_steps_make_their_commands_and_only_this_calls_workers_are_killed(tmp_path):
+    tree, out, env = _stubbed(tmp_path, STUB)
     log, pids = tmp_path / "log", tmp_path / "pids"
     bystander = subprocess.Popen(["bash", "-c", "exec -a multiprocessing-bystander sleep 300"])
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OUT=str(out), LSCNB_GIT_COMMIT="x")
     env.update(STUB_LOG=str(log), STUB_PIDS=str(pids))
     items = ["smoke:nnrnn,roarnn=30", "plan=60", "bench:fwd+bwd,batched", "memory:teacher@cuda*batched"]
     items += ["memory:theta0@cuda*batched3"]
@@ -90,18 +96,12 @@ esac
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="GNU tar, split and truncate")
 def test_what_comes_back_fits_the_device_limits_and_unpacks_into_a_tree(tmp_path):
-    bin_dir, tree, out, fresh = tmp_path / "bin", tmp_path / "tree", tmp_path / "out", tmp_path / "fresh"
-    bin_dir.mkdir()
-    (bin_dir / "python3").write_text(RUNS_STUB)
-    (bin_dir / "nvidia-smi").write_text("#!/usr/bin/env bash\necho stub\n")
-    for f in bin_dir.iterdir():
-        f.chmod(0o755)
+    tree, out, env = _stubbed(tmp_path, RUNS_STUB)
+    fresh = tmp_path / "fresh"
     old = tree / "results" / "meanfield" / "old.json"  # committed before the call: it stays out of what comes back
     old.parent.mkdir(parents=True)
     old.write_text("{}")
     os.utime(old, (time.time() - 3600, time.time() - 3600))
-    shutil.copytree(ROOT / "scripts", tree / "scripts")
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", OUT=str(out), LSCNB_GIT_COMMIT="x")
     done = subprocess.run(
         ["bash", "scripts/gpu-full.sh", "30", "corelnet:unseen@cuda*batched"], cwd=tree, env=env, capture_output=True
     )
