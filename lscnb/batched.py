@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 from . import checks
 from .models.stacked import stacked_forward
 from .runs import run_group, twin  # noqa: F401 (part of this module's API: a sweep's runs computed together)
-from .train import OPTIMIZERS, History, _evaluate, _save, random_state, set_random_state, to_device
+from .train import OPTIMIZERS, History, _evaluate, _save, grad_norm, random_state, set_random_state, to_device
 
 
 class _Bound:
@@ -269,8 +269,7 @@ def fit_batched(
         torch.where(mask, losses, torch.zeros_like(losses)).sum().backward()
         with torch.no_grad():
             grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in trainable]
-            norms = torch.stack([g.reshape(len(g), -1).norm(dim=1) for g in grads], dim=1)  # scalars too
-            gnorm = torch.linalg.vector_norm(norms, dim=1)
+            gnorm = grad_norm(grads, dim=1)  # scalars too
         values, gvalues = losses.detach().tolist(), gnorm.tolist()
         for i in range(count):
             if active[i] and not (math.isfinite(values[i]) and math.isfinite(gvalues[i])):
@@ -281,7 +280,7 @@ def fit_batched(
         all_active = all(active)
         with torch.no_grad():
             mask = torch.tensor(active, device=dev)
-            coef = torch.ones_like(gnorm) if clip is None else (clip / (gnorm + 1e-6)).clamp(max=1.0)
+            coef = torch.ones_like(gnorm) if clip is None else (clip / (gnorm + 1e-6)).clamp(max=1.0).to(grads[0].dtype)
             for g in grads:
                 if clip is not None:
                     g.mul_(shaped(coef, g))

@@ -10,11 +10,13 @@ noise alone (:data:`NOISE`), a fixed part such as an evaluation hides the steps,
 at most. The estimate is the fixed part plus the per-unit time at the full count (for epochs, times the data per
 epoch, ``n_train``). Other shrunk counts (a test set's size, say) stay as timed and are listed as unscaled.
 
-The estimate is a lower bound (``>=``) when a timing ran out of calibration time (the time allowed, scaled), when the
-full sizes failed and the fully shrunk smoke config was timed instead, or when a smoke switch put other data in
-because the real data failed to load (the 8x8 digits' 64 steps for MNIST's 784: meanfield's Table 2 was estimated at
-24 minutes on 2 CPU cores and needs about 15 hours); it is ``open`` (not estimated) when the data set sets a run's
-length (``steps=None``, the whole data set per epoch).
+The estimate is a lower bound (``>=``) when a timing ran out of calibration time (the time allowed, scaled; a count of
+1 is tried a third time, :data:`LONGER` times as long, and if that runs out too the bound is on the whole run, not on
+each step, since a fixed part may fill it), when the primary count shows no cost and other counts stay unscaled
+(their cost is not in the estimate), when the full sizes failed and the fully shrunk smoke config was timed instead,
+or when a smoke switch put other data in because the real data failed to load (the 8x8 digits' 64 steps for MNIST's
+784: meanfield's Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it is ``open`` (not
+estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch).
 """
 
 from __future__ import annotations
@@ -162,6 +164,10 @@ def measure(run, smoke: dict, device: str, seconds: float, timer=time_run) -> di
         unscaled = [k for k in COUNTS if k != out["key"] and not (out["key"] == "epochs" and k in PER_EPOCH)]
         if _diff(full, cfg, sorted(unscaled)):
             notes.append("unscaled: " + ", ".join(_diff(full, cfg, sorted(unscaled))))
+            if out.pop("flat", False) and out["bound"] in ("~", "="):  # its cost lies in counts left as timed
+                notes.append(f"{out['key']} show no cost, so the unscaled counts carry it: a lower bound")
+                out["bound"] = ">="
+        out.pop("flat", None)
         out["how"] = "; ".join([out["how"], *notes])
         out["sizes"] = "full" if sizes else "smoke"
         return out
@@ -193,6 +199,9 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
                 raise
     if t1 is None:  # the first run of a process can be all warm-up (cuDNN loaded, kernels compiled): once more, afresh
         t1 = timer(run, {**cfg, key: n1}, device, seconds)
+    warm = False  # a fixed part (an evaluation, pretraining) can fill the time: once more, :data:`LONGER` times as long
+    if t1 is None and (t1 := timer(run, {**cfg, key: n1}, device, LONGER * seconds)) is not None:
+        warm, start, seconds = True, time.perf_counter(), 2.5 * t1 + 1  # room for one more count and a try past it
     full_n = full[key]
     factor, per_epoch, known = _per_epoch(full, cfg) if key == "epochs" else (1.0, [], True)
     if full_n is None or not known:
@@ -201,13 +210,13 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
         factor, known = 1.0, False
     units = (full_n or n1) * factor  # the full count, in units of the timed one
     scale = f"{key} {n1} -> {full_n} (x{units / n1:.4g})"
-    if t1 is None:
-        how = f"{key} {n1}: timed out twice after {seconds:.1f} s, so >= {seconds / n1:.3g} s per {key.rstrip('s')}"
-        est = seconds / n1 * units if known else None
-        return _result(key, [n1], [], est, ">=" if known else "open", units / n1, "; ".join([how, scale, *per_epoch]))
-    if t1 > seconds / 3:  # slow (a warm-up, or a fixed part such as pretraining): room for two more timings, past
-        seconds += 3 * t1 + 1  # the budget, so that the fixed part is told from the per-step cost, not scaled with it
-    if left() > 0.05:  # bounded by the deadline: a warm-up can be most of the first timing
+    if t1 is None:  # a bound on the run, not per step: a fixed part may have filled every try
+        long = LONGER * seconds
+        how = f"{key} {n1}: timed out after {seconds:.1f} s twice and {long:.1f} s, so a run takes >= {long:.3g} s"
+        return _result(key, [n1], [], long if known else None, ">=" if known else "open", units / n1, how)
+    if t1 > seconds / 3 and not warm:  # slow (a warm-up, or a fixed part such as pretraining): room for two more
+        seconds += 3 * t1 + 1  # timings, past the budget, so that the fixed part is told from the per-step cost
+    if left() > 0.05 and not warm:  # bounded by the deadline: a warm-up can be most of the first timing
         again = timer(run, {**cfg, key: n1}, device, left())
         t1 = min(t1, again) if again is not None else t1
     n2 = int(min(full_n or math.inf, n1 * max(2, left() / 2 / max(t1, 1e-3)), 10**6))
@@ -228,10 +237,13 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
     est, bound = (fixed + per * units, "~" if late is None else ">=") if known else (None, "open")
     if t2 is not None and {**cfg, key: n2} == full:
         est, bound, how = t2, "=", f"the full run itself, timed: {t2:.3g} s"
-    return _result(key, ns, ts, est, bound, units / n1, "; ".join([how, scale, *per_epoch]))
+    out = _result(key, ns, ts, est, bound, units / n1, "; ".join([how, scale, *per_epoch]))
+    out["flat"] = t2 is not None and late is None and t2 - t1 <= NOISE * t1  # the count showed no cost
+    return out
 
 
 NOISE = 0.25  # two timings closer than this fraction of the first do not tell the steps from the fixed part
+LONGER = 4.0  # a count of 1 that timed out twice is timed once more, this many times as long
 
 
 def _past_the_fixed_part(run, cfg, key, device, timer, first, second, full_n, tries=2):

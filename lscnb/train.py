@@ -251,14 +251,15 @@ def fit(
         if math.isfinite(value):
             (loss if penalty is None else loss + penalty(model)).backward()
             grads = [p.grad for p in params if p.grad is not None]
-            gnorm = float(torch.linalg.vector_norm(torch.stack([g.norm() for g in grads]))) if grads else 0.0
+            gnorm = float(grad_norm(grads)) if grads else 0.0
         else:
             gnorm = float("nan")
         if not (math.isfinite(value) and math.isfinite(gnorm)):
             hist.diverged, hist.diverged_step = True, k
             break
-        if clip is not None:
-            torch.nn.utils.clip_grad_norm_(params, clip)
+        if clip is not None and clip / (gnorm + 1e-6) < 1.0:  # torch's clip_grad_norm_, on the wide norm
+            for g in grads:
+                g.mul_(clip / (gnorm + 1e-6))
         for opt in opts:
             opt.step()
         if after_step is not None:
@@ -287,6 +288,22 @@ def fit(
         hist.evals.append({"step": steps, **_evaluate(model, eval_fn)})
     hist.wall_time_s = time.perf_counter() - t0
     return hist
+
+
+def wide(device: torch.device) -> torch.dtype:
+    """The dtype a gradient's norm is taken in: float64 (float32 squares overflow above 1.8e19, so a finite,
+    exploding gradient's norm would read inf, a divergence), float32 where float64 is missing (MPS)."""
+    return torch.float32 if device.type == "mps" else torch.float64
+
+
+def grad_norm(grads: Sequence[torch.Tensor], dim: int | None = None) -> torch.Tensor:
+    """The 2-norm of all of ``grads`` together in :func:`wide` precision; ``dim=1``: one norm per leading index (a
+    model of a stack), each gradient flattened past it."""
+    dtype = wide(grads[0].device)
+    if dim is None:
+        return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g, dtype=dtype) for g in grads]))
+    norms = [torch.linalg.vector_norm(g.reshape(len(g), -1), dim=1, dtype=dtype) for g in grads]
+    return torch.linalg.vector_norm(torch.stack(norms, dim=1), dim=1)
 
 
 def to_device(batch, device):

@@ -340,3 +340,30 @@ def test_a_group_keeps_one_checkpoint_named_for_its_runs(stores):
     failing = make_runs([4, 5], fail=True)
     list(BatchedExecutor().map([(r, store) for r in failing], p, "quick", progress=False))
     assert _SEEN[-1][0].read_text() == "saved"  # kept: the group resumes from it
+
+
+class _Steep(torch.nn.Module):
+    """y = w . x: with x = 1e25, the gradient is finite in float32 but its float32 norm is not (squares > 3e38)."""
+
+    def __init__(self, start: float):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.full((4,), start))
+
+    def forward(self, x):
+        return x @ self.w
+
+
+def test_an_exploding_but_finite_gradient_is_not_a_divergence_in_a_group():
+    """The group records what each solo run records: the float32 norm of these gradients would read inf."""
+    draw = lambda k: (torch.full((2, 4), 1e25), torch.zeros(2))  # noqa: E731
+    loss = lambda m, x, y: m(x).mean()  # noqa: E731
+    solos = [_Steep(s) for s in (0.0, 1.0)]
+    refs = [fit(m, draw, loss, steps=3, lr=0.1, optimizer="sgd", clip=1.0, progress=False) for m in solos]
+    models = [_Steep(s) for s in (0.0, 1.0)]
+    hists = fit_batched(
+        models, draw, loss, steps=3, lr=0.1, optimizer="sgd", clip=1.0, in_dims=None, forward="vmap", progress=False
+    )
+    for ref, solo_model, model, hist in zip(refs, solos, models, hists):
+        assert not hist.diverged and not ref.diverged
+        assert hist.grad_norm == pytest.approx(ref.grad_norm, rel=1e-6) == [2e25] * 3
+        assert torch.allclose(model.w, solo_model.w, rtol=1e-6)

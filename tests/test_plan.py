@@ -134,8 +134,12 @@ def test_two_sizes_give_the_per_step_time_and_the_fixed_part():
 
 def test_a_timeout_is_a_lower_bound_and_a_failure_falls_back_to_the_smoke_sizes():
     run = _runs("a")("full")[0]
-    out = plan.measure(run, {"steps": 2}, "cpu", 3.0, lambda *a: None)
-    assert out["bound"] == ">=" and math.isclose(out["est_s"], 3.0 * 100, rel_tol=1e-3) and "timed out" in out["how"]
+    out = plan.measure(run, {"steps": 2}, "cpu", 3.0, lambda *a: None)  # a bound on the run, not on each step
+    assert (
+        out["bound"] == ">="
+        and math.isclose(out["est_s"], timing.LONGER * 3.0, rel_tol=1e-3)
+        and "a run takes" in out["how"]
+    )
     calls = []
 
     def warm_up(run, cfg, device, seconds):  # the process's first run is all warm-up (on a GPU: cuDNN loaded)
@@ -357,3 +361,30 @@ def test_every_architecture_is_timed_once_beyond_the_budget(tmp_path):
     assert set(seen) == {"cheap", "costly"} and out["timed"] == 2
     want = sum(0.1 + cost[r.config["model"]] * r.config["steps"] for r in runs)
     assert math.isclose(out["est_s"], want, rel_tol=0.05)
+
+
+def test_a_fixed_part_that_fills_the_budget_is_timed_longer_once():
+    """12 s of evaluation and 0.01 s a step, against 5 s: count 1 times out twice, then gets LONGER x 5 s, and 2 steps
+    and 32 (noise) are timed past it, so 5,000 steps are 12 s + 50 s, not 5 s a step (the old bound: 7 hours)."""
+    seen = []
+
+    def timer(run, cfg, device, seconds):
+        seen.append((cfg["steps"], seconds))
+        t = 12.0 + 0.01 * cfg["steps"]
+        return t if t <= seconds else None
+
+    run = Run("planfake", "a", "x", fake_run, {"steps": 5000, "width": 4, "seed": 0})
+    out = plan.measure(run, {"steps": 2}, "cpu", 5.0, timer)
+    assert [n for n, _ in seen] == [1, 1, 1, 2, 32, 512] and math.isclose(seen[2][1], timing.LONGER * 5.0, rel_tol=1e-3)
+    assert out["bound"] == "~" and math.isclose(out["est_s"], 12.0 + 0.01 * 5000, rel_tol=1e-6)
+
+
+def test_a_count_that_shows_no_cost_leaves_a_lower_bound_while_other_counts_stay_unscaled():
+    """Iterations that cost nothing (meanfield Fig. 1 when a run diverged at its first step) while a held-out set
+    of 50 stands for 10,000: the estimate is the timed cost, marked a lower bound; with nothing unscaled, it is not."""
+    run = Run("planfake", "a", "x", fake_run, {"steps": 2000, "held_out": 10_000, "width": 4, "seed": 0})
+    out = plan.measure(run, {"steps": 3, "held_out": 50}, "cpu", 5.0, lambda r, cfg, d, s: 1.0)
+    assert out["bound"] == ">=" and "show no cost" in out["how"] and "held_out=50 (full 10000)" in out["how"]
+    assert math.isclose(out["est_s"], 2000 * out["t"][-1] / out["n"][-1]) and "flat" not in out  # t2 all scaled
+    alone = plan.measure(run, {"steps": 3}, "cpu", 5.0, lambda r, cfg, d, s: 1.0)
+    assert alone["bound"] == "~" and "show no cost" not in alone["how"]
