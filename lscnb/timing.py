@@ -199,7 +199,7 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
                 raise
     if t1 is None:  # the first run of a process can be all warm-up (cuDNN loaded, kernels compiled): once more, afresh
         t1 = timer(run, {**cfg, key: n1}, device, seconds)
-    warm = False  # a fixed part (an evaluation, pretraining) can fill the time: once more, :data:`LONGER` times as long
+    warm, tried = False, f"{key} {n1}: timed out twice after {seconds:.1f} s, then given {LONGER * seconds:.1f} s"
     if t1 is None and (t1 := timer(run, {**cfg, key: n1}, device, LONGER * seconds)) is not None:
         warm, start, seconds = True, time.perf_counter(), 2.5 * t1 + 1  # room for one more count and a try past it
     full_n = full[key]
@@ -212,8 +212,10 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
     scale = f"{key} {n1} -> {full_n} (x{units / n1:.4g})"
     if t1 is None:  # a bound on the run, not per step: a fixed part may have filled every try
         long = LONGER * seconds
-        how = f"{key} {n1}: timed out after {seconds:.1f} s twice and {long:.1f} s, so a run takes >= {long:.3g} s"
-        return _result(key, [n1], [], long if known else None, ">=" if known else "open", units / n1, how)
+        how = f"{tried} (timed out), so a run takes >= {long:.3g} s"
+        return _result(
+            key, [n1], [], long if known else None, ">=" if known else "open", 1.0, "; ".join([how, scale, *per_epoch])
+        )
     if t1 > seconds / 3 and not warm:  # slow (a warm-up, or a fixed part such as pretraining): room for two more
         seconds += 3 * t1 + 1  # timings, past the budget, so that the fixed part is told from the per-step cost
     if left() > 0.05 and not warm:  # bounded by the deadline: a warm-up can be most of the first timing
@@ -237,7 +239,7 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
     est, bound = (fixed + per * units, "~" if late is None else ">=") if known else (None, "open")
     if t2 is not None and {**cfg, key: n2} == full:
         est, bound, how = t2, "=", f"the full run itself, timed: {t2:.3g} s"
-    out = _result(key, ns, ts, est, bound, units / n1, "; ".join([how, scale, *per_epoch]))
+    out = _result(key, ns, ts, est, bound, units / n1, "; ".join(([tried] if warm else []) + [how, scale, *per_epoch]))
     out["flat"] = t2 is not None and late is None and t2 - t1 <= NOISE * t1  # the count showed no cost
     return out
 

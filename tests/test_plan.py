@@ -377,6 +377,7 @@ def test_a_fixed_part_that_fills_the_budget_is_timed_longer_once():
     out = plan.measure(run, {"steps": 2}, "cpu", 5.0, timer)
     assert [n for n, _ in seen] == [1, 1, 1, 2, 32, 512] and math.isclose(seen[2][1], timing.LONGER * 5.0, rel_tol=1e-3)
     assert out["bound"] == "~" and math.isclose(out["est_s"], 12.0 + 0.01 * 5000, rel_tol=1e-6)
+    assert out["how"].startswith("steps 1: timed out twice after 5.0 s, then given 20.0 s; steps 1: 12 s, 512:")
 
 
 def test_a_count_that_shows_no_cost_leaves_a_lower_bound_while_other_counts_stay_unscaled():
