@@ -216,6 +216,7 @@ def _status(args) -> int:
     if args.root is not None and not Path(args.root).is_dir():
         raise UsageError(f"--root {args.root}: {'not a folder' if Path(args.root).exists() else 'no such folder'}")
     from . import results
+    from .status import short_device
 
     rows = results.status(args.root)
     if args.json:
@@ -232,9 +233,10 @@ def _status(args) -> int:
     print(head)
     print("-" * len(head))
     for r in rows:
+        hardware = "; ".join(short_device(d) for d in r["devices"])  # every device of a figure's runs, each short
         print(
             f"{r['chapter']:<14}{r['figure']:<16}{r['runs']:>5}{r['failed']:>7}  {','.join(r['profiles']):<8}"
-            f"{'; '.join(r['devices'])[:31]:<32}{r['last'][:19]:<21}{','.join(r['commits'])}"
+            f"{hardware:<31} {r['last'][:19]:<21}{','.join(r['commits'])}"
         )
     return 0
 

@@ -184,6 +184,19 @@ def test_status_lists_results(stores, capsys):
     assert "toy" in out and "fig" in out and "test-commit" in out
 
 
+def test_status_names_every_device_of_a_figure(stores, capsys):
+    """A figure whose runs ran on a GPU and on a CPU lists both, each short enough for the column."""
+    sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
+    names = ["NVIDIA H200", "Intel(R) Xeon(R) Processor (16 cores)"]
+    for path, name in zip(sorted((stores / "results").rglob("*.json"))[:2], names):
+        doc = json.loads(path.read_text())
+        doc["provenance"]["device_name"] = name
+        path.write_text(json.dumps(doc))
+    assert main(["status"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("toy"))
+    assert "H200" in line and "Xeon, 16 cores" in line
+
+
 def test_cli_reproduce_no_notebook(stores):
     env = dict(os.environ, LSCNB_RESULTS=str(stores / "results"))
     proc = subprocess.run(
