@@ -202,7 +202,7 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     worst = max(ok.items(), key=lambda kv: kv[1]["est_s"] * len(groups[kv[0]]), default=(None, None))[1]
     if opened or not worst:
         worst = next((m for m in timed.values() if m["bound"] == "open"), next(iter(timed.values()), None))
-    bound = ">=" if any(m["bound"] == ">=" for m in ok.values()) else "~"
+    bound = ">=" if any(m["bound"] == ">=" for m in timed.values()) else "~"  # a shape that ran out counts too
     return {
         "chapter": o.chapter,
         "figure": o.figure,

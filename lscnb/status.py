@@ -74,8 +74,15 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
         n = (missing or {}).get(key)
         if est is not None and n is not None and f.get("per_run_s") is not None and n != f.get("missing"):
             est, what = f["per_run_s"] * n, f"the {n} missing run" + ("s" if n != 1 else "")
-        if est is None:
+        if est is None and f.get("bound") == "open":
             text = "cost not estimated (the data set sets the run's length)"
+        elif est is None:
+            least = max((c.get("at_least_s") or 0 for c in f.get("calibrations", [])), default=0)
+            text = (
+                "cost not estimated ("
+                + (f"a run outlasted its timing: over {least:.0f} s" if least else "its timing failed")
+                + ")"
+            )
         else:
             bound = "at least " if f.get("bound") == ">=" else "~"
             hours = est / 3600

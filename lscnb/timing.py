@@ -10,13 +10,13 @@ noise alone (:data:`NOISE`), a fixed part such as an evaluation hides the steps,
 at most. The estimate is the fixed part plus the per-unit time at the full count (for epochs, times the data per
 epoch, ``n_train``). Other shrunk counts (a test set's size, say) stay as timed and are listed as unscaled.
 
-The estimate is a lower bound (``>=``) when a timing ran out of calibration time (the time allowed, scaled; a count of
-1 is tried a third time, :data:`LONGER` times as long, and if that runs out too the bound is on the whole run, not on
-each step, since a fixed part may fill it), when the primary count shows no cost and other counts stay unscaled
-(their cost is not in the estimate), when the full sizes failed and the fully shrunk smoke config was timed instead,
-or when a smoke switch put other data in because the real data failed to load (the 8x8 digits' 64 steps for MNIST's
-784: meanfield's Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it is ``open`` (not
-estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch).
+The estimate is a lower bound (``>=``) when a timing ran out of calibration time (the time allowed, scaled; a count of 1
+is tried a third time, :data:`LONGER` times as long, and if that runs out too the bound is on the whole run, not on each
+step, since a fixed part may fill it, and the shape is not estimated), when the primary count shows no cost and other
+counts stay unscaled (their cost is not in the estimate), when the full sizes failed and the fully shrunk smoke config
+was timed instead, or when a smoke switch put other data in because the real data failed to load (the 8x8 digits' 64
+steps for MNIST's 784: meanfield's Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it is
+``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch).
 """
 
 from __future__ import annotations
@@ -210,12 +210,11 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
         factor, known = 1.0, False
     units = (full_n or n1) * factor  # the full count, in units of the timed one
     scale = f"{key} {n1} -> {full_n} (x{units / n1:.4g})"
-    if t1 is None:  # a bound on the run, not per step: a fixed part may have filled every try
+    if t1 is None:  # a bound on the run, not per step (a fixed part may have filled every try): no estimate
         long = LONGER * seconds
-        how = f"{tried} (timed out), so a run takes >= {long:.3g} s"
-        return _result(
-            key, [n1], [], long if known else None, ">=" if known else "open", 1.0, "; ".join([how, scale, *per_epoch])
-        )
+        how = f"{tried} (timed out), so a run takes >= {long:.3g} s: not estimated"
+        out = _result(key, [n1], [], None, ">=" if known else "open", 1.0, "; ".join([how, scale, *per_epoch]))
+        return {**out, "at_least_s": long}
     if t1 > seconds / 3 and not warm:  # slow (a warm-up, or a fixed part such as pretraining): room for two more
         seconds += 3 * t1 + 1  # timings, past the budget, so that the fixed part is told from the per-step cost
     if left() > 0.05 and not warm:  # bounded by the deadline: a warm-up can be most of the first timing

@@ -268,14 +268,16 @@ def test_owed_figures_carry_the_committed_plans_estimate(tmp_path):
         "figures": [
             {"chapter": "a", "figure": "f", "est_s": 5400.0, "bound": "~"},
             {"chapter": "a", "figure": "g", "est_s": 90.0, "bound": ">="},
-            {"chapter": "b", "figure": "h", "est_s": None, "bound": None},
+            {"chapter": "b", "figure": "h", "est_s": None, "bound": "open"},
+            {"chapter": "b", "figure": "i", "est_s": None, "bound": "?", "calibrations": [{"at_least_s": 20.0}]},
         ],
     }
     (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
     got = estimates("cpu", root=tmp_path)
     assert got[("a", "f")] == "full runs est. ~1.5 h on Test CPU (2 cores), plan of 2026-11-25 (GPU work)"
     assert got[("a", "g")] == "full runs est. at least 2 min on Test CPU (2 cores), plan of 2026-11-25"
-    assert got[("b", "h")].startswith("cost not estimated")
+    assert got[("b", "h")] == "cost not estimated (the data set sets the run's length)"
+    assert got[("b", "i")] == "cost not estimated (a run outlasted its timing: over 20 s)"
     # the runs missing now, at the plan's mean cost per run, once some have been committed since the plan
     doc["figures"][0].update(per_run_s=60.0, missing=90)
     (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
