@@ -360,7 +360,8 @@ def main(args, owed_figures=None) -> int:
     if args.items:
         print(" ".join(c["item"] for c in plan["commands"]))
     elif args.json:
-        meta = {"device_name": cache.meta["device_name"], "date": time.strftime("%Y-%m-%d"), "cache": str(cache.path)}
+        meta = {k: cache.meta[k] for k in ("device_name", "threads")}
+        meta.update(date=time.strftime("%Y-%m-%d"), cache=str(cache.path))
         print(json.dumps({**plan, **meta, "figures": figs}, indent=1, default=str))
     else:
         spent = time.perf_counter() - start
