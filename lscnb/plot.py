@@ -74,6 +74,16 @@ def show(fig, *collected, data: str = "", note: str = "") -> None:
         display(Markdown("\n\n".join(lines)))
 
 
+def grouped_bars(ax, groups, series, value, *, label=str, color=None, width: float = 0.8) -> None:
+    """One bar per (group, series): the series side by side, centred on each group's tick (0, 1, ...), ``width``
+    shared among them. ``value(group, s)`` is a bar's height (nan: none); ``label(s)`` and ``color(s)`` (default the
+    series' place in the colour cycle, ``C0``, ``C1``, ...) its legend entry and colour."""
+    w = width / len(series)
+    for i, s in enumerate(series):
+        x = np.arange(len(groups)) + (i - (len(series) - 1) / 2) * w
+        ax.bar(x, [value(g, s) for g in groups], w, label=label(s), color=color(s) if color else f"C{i}")
+
+
 def unit_circle(ax, radius: float = 1.0, **kw) -> None:
     t = np.linspace(0, 2 * np.pi, 400)
     ax.plot(radius * np.cos(t), radius * np.sin(t), **{"color": "k", "linewidth": 0.8, **kw})

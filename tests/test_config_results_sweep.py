@@ -238,6 +238,30 @@ def test_plot_show_emits_png_and_caption(stores, monkeypatch):
     assert "quick" in shown[1].data and "Data: generated" in shown[1].data
 
 
+def test_grouped_bars_centre_each_series_on_its_group():
+    """Three series over two groups: bars 0.8/3 wide at -w, 0, +w around ticks 0 and 1, heights by value, a nan
+    for a missing bar, labels and colours by series."""
+    import matplotlib.colors as mcolors
+
+    from lscnb import plot
+
+    fig, ax = plot.figure()
+    heights = {("a", "x"): 1.0, ("a", "y"): 2.0, ("a", "z"): 3.0, ("b", "x"): 4.0, ("b", "y"): float("nan")}
+    value = lambda g, s: heights.get((g, s), 0.5)  # noqa: E731
+    plot.grouped_bars(ax[0, 0], ["a", "b"], ["x", "y", "z"], value, label=str.upper, color=lambda s: f"C{ord(s) % 3}")
+    bars = ax[0, 0].patches
+    w = 0.8 / 3
+    centres = [b.get_x() + b.get_width() / 2 for b in bars]  # series by series: x over both groups, then y, then z
+    assert centres == pytest.approx([-w, 1 - w, 0, 1, w, 1 + w])
+    assert [b.get_width() for b in bars] == pytest.approx([w] * 6)
+    assert [b.get_height() for b in bars][:3] == [1.0, 4.0, 2.0] and np.isnan(bars[3].get_height())
+    assert [c.get_label() for c in ax[0, 0].containers] == ["X", "Y", "Z"]
+    assert mcolors.same_color(bars[0].get_facecolor(), f"C{ord('x') % 3}")
+    plot.grouped_bars(ax[0, 0], ["a"], ["x", "y"], value)  # defaults: the series as its label, C0, C1, ...
+    assert [c.get_label() for c in ax[0, 0].containers][-2:] == ["x", "y"]
+    assert mcolors.same_color(ax[0, 0].patches[-1].get_facecolor(), "C1")
+
+
 def test_markdown_table_escapes_pipes_in_cells_and_headers():
     """A header like "max |H|" must stay one cell: parsed by markdown-it (MyST's parser), the table keeps its
     shape."""

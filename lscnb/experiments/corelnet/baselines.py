@@ -85,24 +85,16 @@ def show_baselines(col, *refs) -> None:
     models = [m for m in BASELINE_MODELS if any(k[1] == m for k in acc)]
     tasks = [t for t in BASELINE_M if any(k[0] == t for k in acc)]
     fig, ax = plot.figure(1, 1, width=min(2.2 * len(tasks) + 3.5, 13), height=3.4)
-    w = 0.8 / (len(models) + 1)
-    x = np.arange(len(tasks))
-    ax[0, 0].bar(
-        x - (len(models) / 2) * w,
-        [ref.get((t, "corelnet"), np.nan) for t in tasks],
-        w,
-        color="C0",
-        label="CoRelNet (Figs. 5.3, 5.5)",
+    names = {None: "CoRelNet (Figs. 5.3, 5.5)", **BASELINE_MODELS}  # None: CoRelNet's bars, from its own figures
+    plot.grouped_bars(
+        ax[0, 0],
+        tasks,
+        [None, *models],
+        lambda t, m: ref.get((t, "corelnet"), np.nan) if m is None else acc.get((t, m), np.nan),
+        label=names.get,
+        color=lambda m: "C0" if m is None else f"C{4 + list(BASELINE_MODELS).index(m)}",
     )
-    for i, m in enumerate(models):
-        ax[0, 0].bar(
-            x + (i + 1 - len(models) / 2) * w,
-            [acc.get((t, m), np.nan) for t in tasks],
-            w,
-            color=f"C{4 + list(BASELINE_MODELS).index(m)}",
-            label=BASELINE_MODELS[m],
-        )
-    chance = {t: 1 / {**TASKS, **UNSEEN}[t][2] for t in tasks}
+    chance, x = {t: 1 / {**TASKS, **UNSEEN}[t][2] for t in tasks}, np.arange(len(tasks))
     ax[0, 0].hlines([chance[t] for t in tasks], x - 0.45, x + 0.45, **plot.PAPER, label="chance")
     ax[0, 0].set_xticks(x, [f"{t}\n(m = {BASELINE_M[t]})" for t in tasks], fontsize=8 if len(tasks) > 4 else None)
     ax[0, 0].set(ylabel="OOD test accuracy", ylim=(0, 1.05), title="appendix baselines (Fig. C.13)")
@@ -185,9 +177,7 @@ def show_nhid(nh, *refs) -> None:
     rows = nhid_table(nh, *refs)
     models = ["CoRelNet", "CoRelNet-nhid", "ESBN"]
     fig, ax = plot.figure(1, 1, width=2.2 * len(rows) + 3, height=3.2)
-    w = 0.8 / len(models)
-    for i, m in enumerate(models):
-        ax[0, 0].bar(np.arange(len(rows)) + (i - 1) * w, [r[m] for r in rows], w, label=m, color=f"C{i}")
+    plot.grouped_bars(ax[0, 0], rows, models, lambda r, m: r[m])
     for j, r in enumerate(rows):
         ax[0, 0].plot([j - 0.45, j + 0.45], [r["chance"]] * 2, **plot.PAPER)
     ax[0, 0].set_xticks(range(len(rows)), [r["task"] for r in rows], fontsize=8)

@@ -143,15 +143,8 @@ def show_sizes(col) -> None:
     acc = accuracy_table(col)
     models = [m for m in SIZE_MODELS if any(k[1] == m for k in acc)]
     fig, ax = plot.figure(1, 1, width=6.5, height=3.4)
-    w = 0.8 / len(models)
-    for i, m in enumerate(models):
-        ax[0, 0].bar(
-            np.arange(2) + (i - (len(models) - 1) / 2) * w,
-            [acc.get((t, m), np.nan) for t in ("comparison", "transitive")],
-            w,
-            label=SIZE_MODELS[m],
-            color=f"C{i}",
-        )
+    tasks = ("comparison", "transitive")
+    plot.grouped_bars(ax[0, 0], tasks, models, lambda t, m: acc.get((t, m), np.nan), label=SIZE_MODELS.get)
     ax[0, 0].axhline(0.5, **plot.PAPER, label="chance")
     ax[0, 0].set_xticks(range(2), ["comparison", "transitive comparison\n(test: S vs L only)"])
     ax[0, 0].set(ylabel="accuracy on held-out shapes", ylim=(0, 1.05), title="which is larger? (Fig. 7.2)")
@@ -205,15 +198,8 @@ def show_mix(*cols) -> None:
     models = [m for m in MIX_MODELS if any(k[1] == m for k in acc)]
     tasks = list(TASKS)
     fig, ax = plot.figure(1, 1, width=9, height=3.4)
-    w = 0.8 / len(models)
-    for i, m in enumerate(models):
-        ax[0, 0].bar(
-            np.arange(len(tasks)) + (i - (len(models) - 1) / 2) * w,
-            [acc.get((t, m), np.nan) for t in tasks],
-            w,
-            label=MIX_MODELS[m],
-            color=f"C{list(MIX_MODELS).index(m)}",
-        )
+    colour = lambda m: f"C{list(MIX_MODELS).index(m)}"  # noqa: E731 - a model keeps its colour in every figure
+    plot.grouped_bars(ax[0, 0], tasks, models, lambda t, m: acc.get((t, m), np.nan), label=MIX_MODELS.get, color=colour)
     ax[0, 0].set_xticks(range(len(tasks)), [f"{t}\n(m = {EXTREME_M[t]})" for t in tasks])
     ax[0, 0].set(ylabel="OOD test accuracy", ylim=(0, 1.05), title="competition of rules (Fig. 7.3)")
     ax[0, 0].legend(fontsize=7, ncol=2)

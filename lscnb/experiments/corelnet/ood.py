@@ -109,10 +109,8 @@ def show_ood(ood, abl) -> None:
         ("cat", "CoRelNet + sensory (cat)"),
         ("asym", "CoRelNet, asymmetric"),
     ]
-    tasks = list(TASKS)
-    w = 0.2
-    for i, (m, label) in enumerate(models):
-        ax[0, 0].bar(np.arange(len(tasks)) + (i - 1.5) * w, [acc.get((t, m), np.nan) for t in tasks], w, label=label)
+    tasks, names = list(TASKS), dict(models)
+    plot.grouped_bars(ax[0, 0], tasks, list(names), lambda t, m: acc.get((t, m), np.nan), label=names.get)
     ax[0, 0].set_xticks(range(len(tasks)), [f"{t}\n(m = {EXTREME_M[t]})" for t in tasks])
     ax[0, 0].set(ylabel="OOD test accuracy", ylim=(0, 1.05), title="held-out shapes (Figs. 5.3, 5.4)")
     ax[0, 0].legend(fontsize=7, ncol=2)

@@ -97,15 +97,10 @@ def show_unseen(col) -> None:
     models = [m for m in CURVE_MODELS if any(k[1] == m for k in acc)]
     tasks = list(UNSEEN_M)
     fig, ax = plot.figure(1, 1, width=9, height=3.4)
-    w = 0.8 / len(models)
-    for i, m in enumerate(models):
-        ax[0, 0].bar(
-            np.arange(len(tasks)) + (i - (len(models) - 1) / 2) * w,
-            [acc.get((t, m), np.nan) for t in tasks],
-            w,
-            label=CURVE_MODELS[m],
-            color=f"C{list(CURVE_MODELS).index(m)}",
-        )
+    colour = lambda m: f"C{list(CURVE_MODELS).index(m)}"  # noqa: E731 - a model keeps its colour in every figure
+    plot.grouped_bars(
+        ax[0, 0], tasks, models, lambda t, m: acc.get((t, m), np.nan), label=CURVE_MODELS.get, color=colour
+    )
     ax[0, 0].set_xticks(range(len(tasks)), [f"{t}\n(m = {UNSEEN_M[t]})" for t in tasks], fontsize=8)
     ax[0, 0].set(ylabel="accuracy, unseen relations + objects", ylim=(0, 1.05), title="unseen relations (Fig. 5.5)")
     ax[0, 0].legend(fontsize=7)
