@@ -243,19 +243,37 @@ def accuracy(model, inputs, fn, shapes, test: int, seed: int) -> float:
     return float((pred == y).float().mean())
 
 
+def job_args(cfg: dict, ctx: RunContext, model, emb=None, **extra) -> dict:
+    """The :func:`train_eval` arguments a job of run ``cfg`` shares with every other: ``model`` (with ``emb``, its
+    object embeddings, or None behind an encoder), the shapes that the split ``m`` holds out for the run's seed, the
+    counts, the seed, the rate (the authors' 5e-4 unless ``cfg`` says) and the device; ``extra``: the rest (the
+    task's generator, or its phases; an L1 weight)."""
+    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)  # its own generator: the global one is left as is
+    return dict(
+        model=model,
+        emb=emb,
+        train_shapes=train_shapes,
+        test_shapes=test_shapes,
+        iters=cfg["iters"],
+        test=cfg["test"],
+        seed=ctx.seed,
+        lr=cfg.get("lr", 5e-4),
+        device=ctx.device,
+        **extra,
+    )
+
+
 def task_job(cfg: dict, ctx: RunContext) -> Job:
     """One model on one task at one held-out split m."""
     torch.manual_seed(ctx.seed)
     emb, source = _embeddings(ctx)
-    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     net = make_model(cfg["model"], cfg["task"])
     fn = TASKS[cfg["task"]][0]
-    args = dict(model=net, emb=emb, gen_fn=fn, train_shapes=train_shapes, test_shapes=test_shapes)
-    args.update(iters=cfg["iters"], test=cfg["test"], seed=ctx.seed, device=ctx.device)
+    args = job_args(cfg, ctx, net, emb, gen_fn=fn)
 
     def finish(out):
         if isinstance(net, CoRelNetMix):
-            out["similarity_share"] = similarity_share(net, emb, fn, test_shapes, cfg["test"], ctx.seed)
+            out["similarity_share"] = similarity_share(net, emb, fn, args["test_shapes"], cfg["test"], ctx.seed)
         out["objects"] = source
         return out
 

@@ -19,6 +19,7 @@ from .common import (
     EXTREME_M,
     UNSEEN_M,
     Job,
+    job_args,
     make_model,
     objects,
     run_jobs,
@@ -75,20 +76,7 @@ def unseen_encoder_job(cfg: dict, ctx: RunContext) -> Job:
     torch.manual_seed(ctx.seed)
     objs = objects(ctx)
     net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=ctx.seed, learn=cfg["encoder"] == "learned")
-    fn = UNSEEN[cfg["task"]][0]
-    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
-    args = dict(
-        model=net,
-        emb=None,
-        train_shapes=train_shapes,
-        test_shapes=test_shapes,
-        iters=cfg["iters"],
-        test=cfg["test"],
-        seed=ctx.seed,
-        lr=cfg.get("lr", 5e-4),
-        device=ctx.device,
-        **phases(fn),
-    )
+    args = job_args(cfg, ctx, net, **phases(UNSEEN[cfg["task"]][0]))
     return Job(args, lambda out: {**out, "objects": objs.source})
 
 

@@ -7,11 +7,11 @@ import numpy as np
 import torch
 
 from ... import plot
-from ...data.relational import TASKS, coloured, colours, split
+from ...data.relational import TASKS, coloured, colours
 from ...models.relational import Encoded
 from ...runs import twin
 from ...sweep import Run, RunContext
-from .common import CHAPTER, CURVE_MODELS, EXTREME_M, Job, make_model, objects, run_jobs, shared
+from .common import CHAPTER, CURVE_MODELS, EXTREME_M, Job, job_args, make_model, objects, run_jobs, shared
 
 # --------------------------------------------------------------------------------------------- Fig. 5.6
 ENCODERS = {
@@ -40,20 +40,7 @@ def _encoded_job(cfg: dict, ctx, palette=None) -> Job:
         linear=enc in ("linear", "learned_l1"),
     )
     gen = TASKS[cfg["task"]][0] if palette is None else coloured(TASKS[cfg["task"]][0], len(palette))
-    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
-    args = dict(
-        model=net,
-        emb=None,
-        gen_fn=gen,
-        train_shapes=train_shapes,
-        test_shapes=test_shapes,
-        iters=cfg["iters"],
-        test=cfg["test"],
-        seed=ctx.seed,
-        lr=cfg.get("lr", 5e-4),
-        l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0,
-        device=ctx.device,
-    )
+    args = job_args(cfg, ctx, net, gen_fn=gen, l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0)
     return Job(args, lambda out: {**out, "objects": objs.source})
 
 

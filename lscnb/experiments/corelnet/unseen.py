@@ -7,10 +7,21 @@ import numpy as np
 import torch
 
 from ... import plot
-from ...data.relational import APPENDIX_UNSEEN, UNSEEN, split
+from ...data.relational import APPENDIX_UNSEEN, UNSEEN
 from ...runs import twin
 from ...sweep import Run, RunContext
-from .common import CHAPTER, CURVE_MODELS, UNSEEN_M, Job, _embeddings, accuracy_table, make_model, run_jobs, shared
+from .common import (
+    CHAPTER,
+    CURVE_MODELS,
+    UNSEEN_M,
+    Job,
+    _embeddings,
+    accuracy_table,
+    job_args,
+    make_model,
+    run_jobs,
+    shared,
+)
 
 
 # --------------------------------------------------------------------------------------------- Fig. 5.5
@@ -28,20 +39,8 @@ def unseen_job(cfg: dict, ctx: RunContext) -> Job:
     the test patterns (relations never seen) of the held-out shapes."""
     torch.manual_seed(ctx.seed)
     emb, source = _embeddings(ctx)
-    train_shapes, test_shapes = split(cfg["m"], seed=ctx.seed)
     fn = {**UNSEEN, **APPENDIX_UNSEEN}[cfg["task"]][0]
-    args = dict(
-        model=make_model(cfg["model"], cfg["task"]),
-        emb=emb,
-        train_shapes=train_shapes,
-        test_shapes=test_shapes,
-        iters=cfg["iters"],
-        test=cfg["test"],
-        seed=ctx.seed,
-        lr=cfg.get("lr", 5e-4),
-        device=ctx.device,
-        **phases(fn),
-    )
+    args = job_args(cfg, ctx, make_model(cfg["model"], cfg["task"]), emb, **phases(fn))
     return Job(args, lambda out: {**out, "objects": source})
 
 
