@@ -66,7 +66,8 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
     if not path.exists():
         return {}
     doc = json.loads(path.read_text())
-    threads = f", {doc['threads']} torch thread" + ("s" if doc["threads"] != 1 else "") if doc.get("threads") else ""
+    n = doc.get("threads")  # the torch threads the plan was timed with
+    threads = f", {n} torch thread{'s' if n != 1 else ''}" if n else ""
     where = f"{doc.get('device_name', device)}{threads}, plan of {str(doc.get('date', '?'))[:10]}"
     out = {}
     for f in doc.get("figures", []):
