@@ -269,7 +269,7 @@ def fit_batched(
         torch.where(mask, losses, torch.zeros_like(losses)).sum().backward()
         with torch.no_grad():
             grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in trainable]
-            gnorm = grad_norm(grads, dim=1)  # scalars too
+            gnorm = grad_norm(grads, per_model=True)  # scalars too
         values, gvalues = losses.detach().tolist(), gnorm.tolist()
         for i in range(count):
             if active[i] and not (math.isfinite(values[i]) and math.isfinite(gvalues[i])):

@@ -161,13 +161,13 @@ def measure(run, smoke: dict, device: str, seconds: float, timer=time_run) -> di
         if switched and not data:  # other data (8x8 digits for MNIST: T = 64 for 784): the full run may cost far more
             notes.append("smoke switches: " + ", ".join(_diff(full, cfg, switched)) + " (other data: a lower bound)")
             out["bound"] = out["bound"] if out["bound"] == "open" else ">="
-        unscaled = [k for k in COUNTS if k != out["key"] and not (out["key"] == "epochs" and k in PER_EPOCH)]
-        if _diff(full, cfg, sorted(unscaled)):
-            notes.append("unscaled: " + ", ".join(_diff(full, cfg, sorted(unscaled))))
-            if out.pop("flat", False) and out["bound"] in ("~", "="):  # its cost lies in counts left as timed
+        flat = out.pop("flat", False)  # the primary count showed no cost
+        keys = [k for k in COUNTS if k != out["key"] and not (out["key"] == "epochs" and k in PER_EPOCH)]
+        if unscaled := _diff(full, cfg, sorted(keys)):
+            notes.append("unscaled: " + ", ".join(unscaled))
+            if flat and out["bound"] in ("~", "="):  # its cost lies in counts left as timed
                 notes.append(f"{out['key']} show no cost, so the unscaled counts carry it: a lower bound")
                 out["bound"] = ">="
-        out.pop("flat", None)
         out["how"] = "; ".join([out["how"], *notes])
         out["sizes"] = "full" if sizes else "smoke"
         return out

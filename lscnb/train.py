@@ -257,9 +257,9 @@ def fit(
         if not (math.isfinite(value) and math.isfinite(gnorm)):
             hist.diverged, hist.diverged_step = True, k
             break
-        if clip is not None and clip / (gnorm + 1e-6) < 1.0:  # torch's clip_grad_norm_, on the wide norm
+        if clip is not None and (scale := clip / (gnorm + 1e-6)) < 1.0:  # torch's clip_grad_norm_, on the wide norm
             for g in grads:
-                g.mul_(clip / (gnorm + 1e-6))
+                g.mul_(scale)
         for opt in opts:
             opt.step()
         if after_step is not None:
@@ -296,11 +296,11 @@ def wide(device: torch.device) -> torch.dtype:
     return torch.float32 if device.type == "mps" else torch.float64
 
 
-def grad_norm(grads: Sequence[torch.Tensor], dim: int | None = None) -> torch.Tensor:
-    """The 2-norm of all of ``grads`` together in :func:`wide` precision; ``dim=1``: one norm per leading index (a
+def grad_norm(grads: Sequence[torch.Tensor], per_model: bool = False) -> torch.Tensor:
+    """The 2-norm of all of ``grads`` together in :func:`wide` precision; ``per_model``: one norm per leading index (a
     model of a stack), each gradient flattened past it."""
     dtype = wide(grads[0].device)
-    if dim is None:
+    if not per_model:
         return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g, dtype=dtype) for g in grads]))
     norms = [torch.linalg.vector_norm(g.reshape(len(g), -1), dim=1, dtype=dtype) for g in grads]
     return torch.linalg.vector_norm(torch.stack(norms, dim=1), dim=1)
