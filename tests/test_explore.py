@@ -27,6 +27,15 @@ def bare(monkeypatch):
     return monkeypatch
 
 
+@pytest.fixture(autouse=True)
+def no_open_figures():
+    """Start each test with no open figure: another test on the same pytest-xdist worker may have left one, and the
+    tests here check that the explorer closes every figure it draws."""
+    plt.close("all")
+    yield
+    plt.close("all")
+
+
 @pytest.fixture
 def no_widgets(monkeypatch):
     """Fail the test if any ipywidgets.Widget is constructed (it would open a comm)."""
