@@ -242,6 +242,7 @@ def test_grouped_bars_centre_each_series_on_its_group():
     """Three series over two groups: bars 0.8/3 wide at -w, 0, +w around ticks 0 and 1, heights by value, a nan
     for a missing bar, labels and colours by series."""
     import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
 
     from lscnb import plot
 
@@ -260,6 +261,7 @@ def test_grouped_bars_centre_each_series_on_its_group():
     plot.grouped_bars(ax[0, 0], ["a"], ["x", "y"], value)  # defaults: the series as its label, C0, C1, ...
     assert [c.get_label() for c in ax[0, 0].containers][-2:] == ["x", "y"]
     assert mcolors.same_color(ax[0, 0].patches[-1].get_facecolor(), "C1")
+    plt.close(fig)
 
 
 def test_markdown_table_escapes_pipes_in_cells_and_headers():
