@@ -49,6 +49,9 @@ class Figure:
     smoke: dict = field(default_factory=dict)
     collector: Callable[..., Collected] | None = field(default=None, repr=False)
     reads: tuple[str, ...] = ()  # the chapter's other figures whose runs this one shows beside its own
+    # config -> the counts its full data set sets (a whole data set's size, the steps of a run counted in epochs),
+    # for the plan (lscnb.plan), which cannot time a run whose length it does not know
+    data_counts: Callable[[dict], dict] | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -61,6 +64,8 @@ class Figure:
             raise ValueError(f"Figure {self.name!r}: reads must name other figures, got {self.reads!r}")
         if not all(isinstance(i, Item) for i in self.items):
             raise ValueError(f"Figure {self.name!r}: items must be Item instances")
+        if self.data_counts is not None and not callable(self.data_counts):
+            raise ValueError(f"Figure {self.name!r}: data_counts must be callable (config -> counts) or None")
 
     def __call__(self, scale: str) -> list:
         """The figure's runs at ``scale`` (``"quick"`` or ``"full"``)."""
@@ -129,6 +134,19 @@ def smoke_entries(module, name: str, config) -> dict:
     out = {k: v for k, v in getattr(module, "SMOKE", {}).items() if k in config}
     out.update({k: (config[k] if v is None else v) for k, v in module.FIGURES[name].smoke.items()})
     return out
+
+
+def data_counts(module, name: str, config) -> dict:
+    """The counts that the data set sets in a full-profile ``config`` of figure ``name`` (its ``data_counts``):
+    what a count of ``None`` (the whole data set) or a step count left to the epochs comes to; ``{}`` where the
+    figure declares none, or its data set is not at hand (the plan leaves such a run's cost open)."""
+    fn = module.FIGURES[name].data_counts
+    if fn is None:
+        return {}
+    try:
+        return dict(fn(dict(config)))
+    except FileNotFoundError:
+        return {}
 
 
 def run_smoke(module, name: str, device: str = "cpu") -> float:

@@ -20,7 +20,7 @@ import math
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .timing import _number, measure, time_run
@@ -33,6 +33,7 @@ CALIBRATION_S = 5.0
 CACHE_VERSION = 6  # 2: the real data is timed where it loads; 3: the largest shape first; 4: slow ones timed thrice;
 # 5: every architecture timed, and steps timed past a fixed part that hides them; 6: a count of 1 that timed out
 # twice gets a longer try, and the float64 gradient norm lets a run with an exploding gradient go on (meanfield Fig. 1)
+# (a figure's data_counts change its shapes' configs, so their old timings are not read: no new version)
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 
 
@@ -159,11 +160,13 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds, and each
     architecture (config entry ``model``) at least once with ``max_s`` of its own (or read from ``cache``), each
     untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
-    from .figures import smoke_entries
+    from .figures import data_counts, smoke_entries
     from .runs import group_key
 
     groups: dict[str, list] = {}
     for run in o.missing:
+        if counts := data_counts(o.module, o.figure, run.config):  # a run's length its data set sets, made explicit
+            run = replace(run, config={**run.config, **counts})
         smoke = smoke_entries(o.module, o.figure, run.config)
         groups.setdefault(_digest([shape_of(run), smoke]), []).append((run, smoke))
     keys = list(groups)
@@ -327,7 +330,7 @@ def render(plan: dict, figs: list[dict], header: str) -> str:
         lines += ["", f"GPU: more than {_min(plan['cpu_limit_s'])} min on this CPU (CPU estimate; run on a GPU):"]
         lines += [f"     {f['chapter']}/{f['figure']}: {_est(f)} min  {f['command_cuda']}" for f in plan["gpu"]]
     if plan["unknown"]:
-        lines += ["", "not estimated (the calibration failed, or the data set sets a run's length):"]
+        lines += ["", "not estimated (the calibration failed, or the data set that sets a run's length was absent):"]
         lines += [f"     {f['chapter']}/{f['figure']}: {f['how']}" for f in plan["unknown"]]
     total = f"{_min(plan['planned_s'])} min planned in {sum(c['calls'] for c in plan['commands'])} calls"
     lines += ["", f"{len(plan['planned'])} figures, {sum(f['items'] for f in plan['planned'])} paper items, {total}"]

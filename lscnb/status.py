@@ -77,7 +77,7 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
         if est is not None and n is not None and f.get("per_run_s") is not None and n != f.get("missing"):
             est, what = f["per_run_s"] * n, f"the {n} missing run" + ("s" if n != 1 else "")
         if est is None and f.get("bound") == "open":
-            text = "cost not estimated (the data set sets the run's length)"
+            text = "cost not estimated (the data set sets the run's length, and it was not at hand to count)"
         elif est is None:
             least = max((c.get("at_least_s") or 0 for c in f.get("calibrations", [])), default=0)
             text = (

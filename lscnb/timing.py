@@ -16,7 +16,8 @@ step, since a fixed part may fill it, and the shape is not estimated), when the 
 counts stay unscaled (their cost is not in the estimate), when the full sizes failed and the fully shrunk smoke config
 was timed instead, or when a smoke switch put other data in because the real data failed to load (the 8x8 digits' 64
 steps for MNIST's 784: meanfield's Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it is
-``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch).
+``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch) and
+the figure's ``data_counts`` (:func:`lscnb.figures.data_counts`, filled in by the plan) could not count it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import time
 
 PRIMARY = ("steps", "iters", "epochs", "batches", "samples", "chains")  # the count timed at two values, in this order
 PER_EPOCH = ("n_train", "train_tokens")  # an epoch's work grows with these
+WINDOW = ("bptt", "length")  # with a per-epoch count, a language model's window: that count is one of tokens
 COUNTS = frozenset(
     PRIMARY
     + PER_EPOCH
@@ -53,10 +55,11 @@ def calibration_config(full: dict, smoke: dict, sizes: bool = True, data: bool =
         if data and not _number(v):
             continue
         cfg[k] = v
-    batch = cfg.get("batch")
+    batch, window = cfg.get("batch"), next((cfg[k] for k in WINDOW if _number(cfg.get(k))), 0)
     for k in PER_EPOCH:  # an epoch holds at least one full batch (the per-epoch factor scales the rest)
-        if sizes and _number(batch) and _number(cfg.get(k)) and cfg[k] < batch:
-            cfg[k] = batch
+        least = batch * (window + 1) if _number(batch) else None  # a token stream: a row of window + 1 tokens
+        if sizes and least is not None and _number(cfg.get(k)) and cfg[k] < least:
+            cfg[k] = min(least, full[k]) if _number(full.get(k)) else least
     return cfg
 
 

@@ -1,6 +1,7 @@
 """Non-normal RNNs: Schur form, Henrici departure, Fisher memory, transients, the nnRNN cell."""
 
 import math
+import types
 
 import numpy as np
 import pytest
@@ -164,6 +165,24 @@ def test_ptb_char_ids_match_a_plain_tokenisation():
     assert vocab == expect_vocab and len(vocab) <= 50
     for got, toks in zip(ids, tokens):
         assert got.tolist() == [expect_vocab.index(t) for t in toks]
+
+
+def test_the_plan_counts_the_whole_ptb_text_a_full_run_trains_on(monkeypatch):
+    """``n_train=None`` trains on all of PTB's training characters: ``ptb_counts`` says how many (for the plan), and
+    refuses the offline stand-in, whose size says nothing of the real run."""
+    from lscnb.experiments import nnrnn as ex
+    from lscnb.experiments.nnrnn import ptb
+
+    full = ex.ptb_runs("full")[0].config
+    seen = []
+
+    def load(level, **kwargs):
+        seen.append((level, kwargs))
+        return types.SimpleNamespace(train=torch.zeros(5_101_618, dtype=torch.long))
+
+    monkeypatch.setattr(ptb, "load_ptb", load)
+    assert ex.ptb_counts(full) == {"n_train": 5_101_618} and ex.ptb_counts({**full, "n_train": 100}) == {}
+    assert seen == [("char", {"download": False, "fallback": False})]
 
 
 def test_ptb_char_corpus_is_the_real_one():

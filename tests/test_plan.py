@@ -181,6 +181,45 @@ def test_a_length_the_data_set_sets_is_not_estimated():
     assert out["est_s"] is None and out["bound"] == "open"
 
 
+def test_the_counts_a_data_set_sets_are_filled_in_by_the_figure(tmp_path):
+    """``steps=None`` with 3 epochs of 10 batches: a figure's ``data_counts`` says 30 steps, and the plan times and
+    scales them (0.1 s a step: 3 s a run); where its data set is not at hand (FileNotFoundError), the cost stays
+    open."""
+    config = {"steps": None, "epochs": 3, "width": 4}
+    runs = [Run("planfake", "d", f"s{s}", fake_run, {**config, "seed": s}) for s in (0, 1)]
+    timer = lambda run, cfg, device, seconds: 0.1 * cfg["steps"]  # noqa: E731
+
+    def calibrate(counts):
+        module = types.ModuleType("planfake")
+        module.SMOKE = {"steps": 2}
+        fig = Figure("d", lambda scale: runs, items=(Item("Fig. 1", "one"),), data_counts=counts)
+        module.FIGURES = declare(fig)
+        o = plan.Owed("planfake", "d", 1, 2, runs, module)
+        return plan.calibrate(o, "cpu", plan.Cache(tmp_path / f"{id(counts)}.json", "cpu", "t", 1), 1.0, timer=timer)
+
+    out = calibrate(lambda cfg: {"steps": cfg["epochs"] * 10})
+    assert math.isclose(out["est_s"], 2 * 3.0) and out["bound"] == "~"
+
+    def absent(cfg):
+        raise FileNotFoundError("PTB files not found")
+
+    assert calibrate(absent)["est_s"] is None and calibrate(None)["est_s"] is None
+    with pytest.raises(ValueError, match="data_counts must be callable"):
+        Figure("d", lambda scale: runs, data_counts={"steps": 30})
+
+
+@pytest.mark.parametrize("window", ["length", "bptt"])
+def test_a_token_streams_calibration_epoch_holds_a_full_window_per_row(window):
+    """PTB characters by truncated BPTT (batch 128, windows of 150): a shrunk text of 20 characters cannot fill one
+    row (nnRNN's PTB runs failed to calibrate at full sizes); it grows to 128 x 151, at most the full text."""
+    full = {"epochs": 100, "n_train": 5_000_000, "batch": 128, window: 150, "width": 1024, "seed": 0}
+    smoke = {"epochs": 1, "n_train": 20, "batch": 10, window: 3, "width": 8}
+    cfg = timing.calibration_config(full, smoke)
+    assert cfg["n_train"] == 128 * 151 and cfg[window] == 150 and cfg["batch"] == 128
+    assert math.isclose(timing._per_epoch(full, cfg)[0], 5_000_000 / (128 * 151))
+    assert timing.calibration_config({**full, "n_train": 10_000}, smoke)["n_train"] == 10_000  # never past the full
+
+
 def test_the_calibration_cache_is_reused(owed, tmp_path):
     path = tmp_path / "cal.json"
     CALLS.clear()

@@ -212,6 +212,25 @@ def test_dense_runs_report_test_scores_at_the_best_validation_step(task, kind):
         assert A.shape[0] == A.shape[1] and np.allclose(A[1:].sum(1), 1, atol=1e-5)
 
 
+@pytest.mark.parametrize("task", ["pmnist", "ptb"])
+def test_the_plan_counts_the_steps_a_dense_run_takes(task, monkeypatch):
+    """``steps=None``: a run takes its epochs of the training split, and ``dense_counts`` (what the plan times
+    against) says as many; at full scale 200 epochs of 500 batches (pMNIST) and 100 epochs of the whole PTB text."""
+    from lscnb.experiments import relevancy as ex
+    from lscnb.experiments.relevancy import dense
+
+    full = next(r.config for r in ex.dense_runs("full") if r.config["task"] == task)
+    text = types.SimpleNamespace(train=torch.zeros(5_000_000, dtype=torch.long))
+    monkeypatch.setattr(dense, "load_ptb", lambda *a, **k: text)  # PTB's size, without its files
+    assert ex.dense_counts(full) == {"steps": 200 * 500 if task == "pmnist" else 100 * (5_000_000 // (128 * 150))}
+    assert ex.dense_counts({**full, "steps": 7}) == {}
+    monkeypatch.undo()
+    cfg = {**full, "epochs": 2, "eval_every": 100, "width": 8, "batch": 4, "real_only": False, "embedding": 4}
+    cfg.update(train_tokens=300, valid_tokens=100, test_tokens=100, bptt=10, n_train=12, n_valid=8, n_test=8, pool=7)
+    ctx = types.SimpleNamespace(device="cpu", seed=0, checkpoint=None, progress=False)
+    assert ex.dense_run(cfg, ctx)["steps"] == ex.dense_counts(cfg)["steps"] == (6 if task == "pmnist" else 14)
+
+
 def test_dense_table_puts_ours_beside_the_thesis():
     from lscnb.experiments import relevancy as ex
     from lscnb.results import Result

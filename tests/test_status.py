@@ -276,7 +276,7 @@ def test_owed_figures_carry_the_committed_plans_estimate(tmp_path):
     got = estimates("cpu", root=tmp_path)
     assert got[("a", "f")] == "full runs est. ~1.5 h on Test CPU (2 cores), plan of 2026-11-25 (GPU work)"
     assert got[("a", "g")] == "full runs est. at least 2 min on Test CPU (2 cores), plan of 2026-11-25"
-    assert got[("b", "h")] == "cost not estimated (the data set sets the run's length)"
+    assert got[("b", "h")] == "cost not estimated (the data set sets the run's length, and it was not at hand to count)"
     assert got[("b", "i")] == "cost not estimated (a run outlasted its timing: over 20 s)"
     # the runs missing now, at the plan's mean cost per run, once some have been committed since the plan
     doc["figures"][0].update(per_run_s=60.0, missing=90)

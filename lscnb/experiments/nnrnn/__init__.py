@@ -34,6 +34,7 @@ from .ptb import (
     gap_ptb,
     is_real_ptb,
     make_lm,
+    ptb_counts,
     ptb_runs,
     show_ptb,
     table_3_1,
@@ -172,6 +173,7 @@ FIGURES = declare(
         ],
         subset=PTB_SUBSET,
         show=show_ptb,
+        data_counts=ptb_counts,
     ),
     Figure(
         "theta",
@@ -204,6 +206,7 @@ FIGURES = declare(
         subset=GAMMA_SUBSET,
         show=show_gamma,
         reads=("ptb",),
+        data_counts=ptb_counts,
     ),
 )
 

@@ -203,6 +203,14 @@ def ptb_data(n_train: int | None, n_eval: int | None):
     return corpus, cut(corpus.train, n_train), cut(corpus.valid, n_eval), cut(corpus.test, n_eval)
 
 
+def ptb_counts(cfg: dict) -> dict:
+    """For the plan: the characters a run with ``n_train=None`` trains on, those of the real PTB training text
+    (FileNotFoundError where it is not at hand: the offline stand-in's size would say nothing of the real run)."""
+    if cfg["n_train"] is not None:
+        return {}
+    return {"n_train": int(load_ptb("char", download=False, fallback=False).train.numel())}
+
+
 def is_real_ptb(col) -> bool:
     """Whether the runs of ``col`` read the real PTB characters (not the offline stand-in)."""
     return all(str(r["source"]).startswith("Penn Treebank") for r in col)

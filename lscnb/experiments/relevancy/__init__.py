@@ -32,6 +32,7 @@ from .dense import (  # noqa: F401
     DENSE_SIZES,
     TABLE_4_3,
     block_mean,
+    dense_counts,
     dense_data_note,
     dense_rows,
     dense_run,
@@ -204,6 +205,7 @@ FIGURES = declare(
             ),
         ],
         subset=DENSE_NOTE,
+        data_counts=dense_counts,
     ),
     Figure(
         "screening",

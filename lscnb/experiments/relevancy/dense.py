@@ -249,6 +249,25 @@ def _attention_of(model, x, device) -> np.ndarray:
     return block_mean(attention_matrix([(i.cpu(), a.cpu()) for i, a in attn], x.shape[1]).numpy())
 
 
+def steps_per_epoch(cfg: dict, size: int) -> int:
+    """Batches in an epoch over ``size`` training images (pMNIST) or characters (PTB, ``bptt`` a window)."""
+    if cfg["task"] == "pmnist":
+        return size // cfg["batch"]
+    return max(1, size // (cfg["batch"] * cfg["bptt"]))
+
+
+def dense_counts(cfg: dict) -> dict:
+    """For the plan: the steps of a run counted in epochs (``steps=None``), over the real data set's training split
+    where its size is ``None`` (FileNotFoundError where PTB is not at hand)."""
+    if cfg["steps"] is not None:
+        return {}
+    if cfg["task"] == "pmnist":
+        size = cfg["n_train"]
+    else:
+        size = cfg["train_tokens"] or load_ptb("char", download=False, fallback=False).train.numel()
+    return {"steps": cfg["epochs"] * steps_per_epoch(cfg, int(size))}
+
+
 def dense_run(cfg: dict, ctx: RunContext) -> dict:
     """Table 4.3: train one model on pMNIST (classify from the last step) or PTB characters (next-character
     prediction at every step), evaluating on the validation and test sets every ``eval_every`` steps (default:
@@ -261,7 +280,7 @@ def dense_run(cfg: dict, ctx: RunContext) -> dict:
         data = pmnist_data(cfg)
         (xtr, ytr), (xva, yva), (xte, yte) = data["train"], data["valid"], data["test"]
         model = Tagger(kind, cfg["group"], cfg["width"], 10, nu=cfg["nu"], rho=cfg["rho"]).to(device)
-        per_epoch = len(ytr) // cfg["batch"]
+        per_epoch = steps_per_epoch(cfg, len(ytr))
 
         def batch_fn(k):
             idx = torch.randint(len(ytr), (cfg["batch"],), generator=gen)
@@ -279,7 +298,7 @@ def dense_run(cfg: dict, ctx: RunContext) -> dict:
         data = ptb_data(cfg)
         ids, V, L = data["train"], len(data["vocab"]), cfg["bptt"]
         model = TokenTagger(kind, V, cfg["embedding"], cfg["width"], nu=cfg["nu"], rho=cfg["rho"]).to(device)
-        per_epoch = max(1, len(ids) // (cfg["batch"] * L))
+        per_epoch = steps_per_epoch(cfg, len(ids))
 
         def batch_fn(k):
             start = torch.randint(len(ids) - L - 1, (cfg["batch"], 1), generator=gen) + torch.arange(L + 1)
