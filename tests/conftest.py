@@ -1,4 +1,5 @@
 import os
+import sys
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -12,6 +13,15 @@ torch.set_num_threads(1)
 # (triton's own library functions are compiled at its import).
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture(autouse=True)
+def _no_figure_outlives_its_test():
+    """Close the figures a test left open: a pytest-xdist worker runs many tests in one process, and a test that
+    counts open figures (tests/test_explore.py) must not see another's."""
+    yield
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
 
 
 @pytest.fixture
