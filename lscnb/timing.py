@@ -56,8 +56,8 @@ def calibration_config(full: dict, smoke: dict, sizes: bool = True, data: bool =
             continue
         cfg[k] = v
     batch, window = cfg.get("batch"), next((cfg[k] for k in WINDOW if _number(cfg.get(k))), 0)
+    least = batch * (window + 1) if _number(batch) else None  # a token stream: a row of window + 1 tokens
     for k in PER_EPOCH:  # an epoch holds at least one full batch (the per-epoch factor scales the rest)
-        least = batch * (window + 1) if _number(batch) else None  # a token stream: a row of window + 1 tokens
         if sizes and least is not None and _number(cfg.get(k)) and cfg[k] < least:
             cfg[k] = min(least, full[k]) if _number(full.get(k)) else least
     return cfg

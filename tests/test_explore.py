@@ -30,9 +30,7 @@ def bare(monkeypatch):
 @pytest.fixture(autouse=True)
 def no_open_figures():
     """Start each test with no open figure: another test on the same pytest-xdist worker may have left one, and the
-    tests here check that the explorer closes every figure it draws."""
-    plt.close("all")
-    yield
+    tests here check that the explorer closes every figure it draws (conftest closes them after each test)."""
     plt.close("all")
 
 
