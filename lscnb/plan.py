@@ -205,7 +205,10 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     worst = max(ok.items(), key=lambda kv: kv[1]["est_s"] * len(groups[kv[0]]), default=(None, None))[1]
     if opened or not worst:
         worst = next((m for m in timed.values() if m["bound"] == "open"), next(iter(timed.values()), None))
-    bound = ">=" if any(m["bound"] == ">=" for m in timed.values()) else "~"  # a shape that ran out counts too
+    models = sorted({str(r.config[ARCHITECTURE]) for r in o.missing if r.config.get(ARCHITECTURE) is not None})
+    costed = {str(groups[k][0][0].config.get(ARCHITECTURE)) for k in timed}
+    untimed = [m for m in models if m not in costed]  # never timed, at another one's cost: no bound either way
+    bound = "~" if untimed else figure_bound(m["bound"] for m in timed.values())
     return {
         "chapter": o.chapter,
         "figure": o.figure,
@@ -222,8 +225,17 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
         "factor": worst["factor"] if worst else None,
         "how": (worst or next(iter(timed.values()), {})).get("how", ""),
         "calibrations": list(timed.values()),
+        "models": models,
+        "untimed": untimed,
         "batched": any(group_key(run) is not None for run in o.missing),  # its runs train in groups: --executor batched
     }
+
+
+def figure_bound(bounds) -> str:
+    """A figure's bound from its shapes' (a shape that ran out counts too, whether or not it has an estimate): ``>=``
+    where one is a lower bound and none an upper, ``<=`` the reverse, else ``~`` (both, or neither)."""
+    kinds = {b for b in bounds if b in (">=", "<=")}
+    return kinds.pop() if len(kinds) == 1 else "~"
 
 
 def build(figs: list[dict], device: str, chunk_s=CHUNK_S, budget_s=None, cpu_limit_s=CPU_LIMIT_S) -> dict:
@@ -294,7 +306,12 @@ def _min(seconds) -> str:
 
 
 def _est(f: dict) -> str:
-    return (">=" if f["bound"] == ">=" else "~") + _min(f["est_s"]) if f["est_s"] is not None else "?"
+    return _mark(f["bound"], "~") + _min(f["est_s"]) if f["est_s"] is not None else "?"
+
+
+def _mark(bound: str, approx: str = "") -> str:
+    """How an estimate's ``bound`` prefixes its number: ``>=``, ``<=`` or ``approx``."""
+    return bound if bound in (">=", "<=") else approx
 
 
 def render(plan: dict, figs: list[dict], header: str) -> str:
@@ -305,11 +322,11 @@ def render(plan: dict, figs: list[dict], header: str) -> str:
     for f in figs:
         name = f"{f['chapter']}/{f['figure']}"
         per = f["per_run_s"]
-        per_text = "?" if per is None else ("" if f["bound"] == "~" else ">=") + f"{per:.4g}"
+        per_text = "?" if per is None else _mark(f["bound"]) + f"{per:.4g}"
         scale = "" if not f["factor"] else f"x{f['factor']:.3g}"
         how = f["how"] + (" [cached]" if f["cached"] else "")
         lines.append(f"{name:<{w}}{f['timed']:>4}/{f['shapes']:<4}{f['seconds']:>9.2f}{scale:>10}{per_text:>12}  {how}")
-    lines += ["", "plan (cheapest per paper item first; est. min on this device, >= a lower bound)"]
+    lines += ["", "plan (cheapest per paper item first; est. min on this device, >= a lower bound, <= an upper one)"]
     head = f"{'#':>3}  {'figure':<{w}}{'items':>6}{'missing':>9}{'est. min':>10}{'cum. min':>10}{'cmd':>5}"
     lines += [head, "-" * len(head)]
     for i, f in enumerate(plan["planned"], 1):
@@ -336,6 +353,11 @@ def render(plan: dict, figs: list[dict], header: str) -> str:
     lines += ["", f"{len(plan['planned'])} figures, {sum(f['items'] for f in plan['planned'])} paper items, {total}"]
     if low := [f["figure"] for f in plan["planned"] if f["bound"] == ">="]:
         lines.append(f"{len(low)} of them have only a lower bound (>=): the plan may take longer")
+    if high := [f["figure"] for f in plan["planned"] + plan["gpu"] if f["bound"] == "<="]:
+        lines.append(
+            f"{len(high)} have only an upper bound (<=: start-up scaled with the steps; "
+            "a longer calibration, --max-calibration-s, tells them apart)"
+        )
     return "\n".join(lines)
 
 

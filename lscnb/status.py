@@ -86,12 +86,25 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
                 + ")"
             )
         else:
-            bound = "at least " if f.get("bound") == ">=" else "~"
+            bound = {">=": "at least ", "<=": "at most "}.get(f.get("bound"), "~")
             hours = est / 3600
             cost = f"{bound}{hours:.1f} h" if hours >= 1 else f"{bound}{est / 60:.0f} min"
-            text = f"{what} est. {cost} on {where}" + (" (GPU work)" if hours > 1 and device == "cpu" else "")
+            text = (
+                f"{what} est. {cost} on {where}"
+                + _untimed(f)
+                + (" (GPU work)" if hours > 1 and device == "cpu" else "")
+            )
         out[key] = text
     return out
+
+
+def _untimed(f: dict) -> str:
+    """What a plan's figure ``f`` says of the architectures its calibration did not time (a plan before every
+    architecture was timed: their runs are costed at a timed one's rate), or nothing."""
+    if not (untimed := f.get("untimed")):
+        return ""
+    n = len(f.get("models") or untimed)
+    return f"; {n - len(untimed)} of {n} models timed, the others at a timed one's cost"
 
 
 def chapter_rows(name: str, module, states: dict | None = None) -> list[dict]:

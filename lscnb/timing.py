@@ -16,6 +16,9 @@ step, since a fixed part may fill it, and the shape is not estimated), when the 
 counts stay unscaled (their cost is not in the estimate), when the full sizes failed and the fully shrunk smoke config
 was timed instead, or when a smoke switch put other data in because the real data failed to load (the 8x8 digits' 64
 steps for MNIST's 784: meanfield's Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it is
+an upper bound (``<=``) when no timing told the steps from the fixed part (one count timed, or a second no slower):
+the timing is scaled whole, so start-up and evaluation count once a step (the plan of 2026-11-26 put the H200 at
+60 hours for the 72 spurious-colour runs from 1.2 s for 1 iteration and for 2); both causes give neither (``~``). It is
 ``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch) and
 the figure's ``data_counts`` (:func:`lscnb.figures.data_counts`, filled in by the plan) could not count it.
 """
@@ -141,9 +144,9 @@ def measure(run, smoke: dict, device: str, seconds: float, timer=time_run) -> di
     Tries the calibration config with full sizes and, where the smoke switches the data, the full data first (the
     real data set, where it is at hand); then, if that raises, the smoke's data (a lower bound); then the fully
     shrunk smoke config (a lower bound). Returns a JSON-able dict: ``est_s`` (seconds per run, or None), ``bound``
-    (``=`` the full run timed, ``~`` extrapolated, ``>=`` a lower bound, ``open`` the data set sets the length,
-    ``?`` both failed), ``key``, ``n``, ``t`` (the counts and their timings), ``factor`` (full count over the first
-    timed one) and ``how``."""
+    (``=`` the full run timed, ``~`` extrapolated, ``>=`` a lower bound, ``<=`` an upper bound, ``open`` the
+    data set sets the length, ``?`` both failed), ``key``, ``n``, ``t`` (the counts and their timings), ``factor``
+    (full count over the first timed one) and ``how``."""
     full = dict(run.config)
     start = time.perf_counter()
     notes = []
@@ -160,15 +163,15 @@ def measure(run, smoke: dict, device: str, seconds: float, timer=time_run) -> di
         if not sizes:
             shrunk = [k for k in smoke if k not in COUNTS and _number(smoke[k]) and smoke[k] != full.get(k)]
             notes.append("sizes shrunk to the smoke config: " + ", ".join(_diff(full, cfg, shrunk)))
-            out["bound"] = out["bound"] if out["bound"] == "open" else ">="
+            out["bound"] = lower(out["bound"])
         if switched and not data:  # other data (8x8 digits for MNIST: T = 64 for 784): the full run may cost far more
             notes.append("smoke switches: " + ", ".join(_diff(full, cfg, switched)) + " (other data: a lower bound)")
-            out["bound"] = out["bound"] if out["bound"] == "open" else ">="
+            out["bound"] = lower(out["bound"])
         flat = out.pop("flat", False)  # the primary count showed no cost
         keys = [k for k in COUNTS if k != out["key"] and not (out["key"] == "epochs" and k in PER_EPOCH)]
         if unscaled := _diff(full, cfg, sorted(keys)):
             notes.append("unscaled: " + ", ".join(unscaled))
-            if flat and out["bound"] in ("~", "="):  # its cost lies in counts left as timed
+            if flat and out["bound"] in ("~", "=", "<="):  # its cost lies in counts left as timed
                 notes.append(f"{out['key']} show no cost, so the unscaled counts carry it: a lower bound")
                 out["bound"] = ">="
         out["how"] = "; ".join([out["how"], *notes])
@@ -228,6 +231,7 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
     late = None  # (count, per-step time at least) of an extra timing that ran out
     if t2 is not None:
         n2, t2, late = _past_the_fixed_part(run, cfg, key, device, timer, (n1, t1), (n2, t2), full_n or n2)
+    whole = t2 is None or t2 <= t1  # no per-step cost told apart: the timing is scaled whole, fixed part and all
     if t2 is None:
         per, fixed, how = t1 / n1, 0.0, f"{key} {n1}: {t1:.3g} s, all of it scaled (over by the fixed part)"
     else:
@@ -238,12 +242,19 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
         per = max(per, late[1])
         how += f"; {key} {late[0]}: timed out, so >= {late[1]:.3g} s per {key.rstrip('s')}"
     ns, ts = ([n1, n2], [t1, t2]) if t2 is not None else ([n1], [t1])
-    est, bound = (fixed + per * units, "~" if late is None else ">=") if known else (None, "open")
+    bound = ">=" if late is not None else "<=" if whole else "~"
+    est, bound = (fixed + per * units, bound) if known else (None, "open")
     if t2 is not None and {**cfg, key: n2} == full:
         est, bound, how = t2, "=", f"the full run itself, timed: {t2:.3g} s"
     out = _result(key, ns, ts, est, bound, units / n1, "; ".join(([tried] if warm else []) + [how, scale, *per_epoch]))
     out["flat"] = t2 is not None and late is None and t2 - t1 <= NOISE * t1  # the count showed no cost
     return out
+
+
+def lower(bound: str) -> str:
+    """``bound`` after a cause of underestimating (other data, shrunk sizes): a lower bound, or neither (``~``) where
+    it was an upper one; ``open`` stays open."""
+    return {"open": "open", "<=": "~"}.get(bound, ">=")
 
 
 NOISE = 0.25  # two timings closer than this fraction of the first do not tell the steps from the fixed part

@@ -234,6 +234,23 @@ def test_the_calibration_cache_is_reused(owed, tmp_path):
     assert plan.Cache(path, "cpu", "another machine", 1).dropped
 
 
+def test_an_architecture_the_cache_never_timed_is_named_and_leaves_no_bound(tmp_path):
+    """A cache from before every architecture was timed (the H200 plan of 2026-11-26 timed 1 of relevancy's 6 models)
+    holds only the fast model's shape: the slow one is costed at the fast one's rate, named as untimed, and the
+    figure's bound is neither way, though the fast one's alone would be an upper bound."""
+    runs = [
+        Run("planfake", "a", "a", fake_run, {"steps": 5000, "model": "fast", "seed": 0}),
+        Run("planfake", "a", "b", fake_run, {"steps": 5000, "model": "slow", "seed": 0}),
+    ]
+    o = plan.Owed("ch", "a", 1, 2, runs[:1], _chapter())
+    cache = plan.Cache(tmp_path / "c.json", "cpu", "test", 1)
+    first = plan.calibrate(o, "cpu", cache, 5.0, timer=lambda r, cfg, d, s: 1.0)  # the step shows no cost: whole
+    assert first["bound"] == "<=" and first["models"] == ["fast"] and first["untimed"] == []
+    both = plan.calibrate(plan.Owed("ch", "a", 1, 2, runs, _chapter()), "cpu", cache, 5.0, timer=None)
+    assert both["cached"] and both["models"] == ["fast", "slow"] and both["untimed"] == ["slow"]
+    assert both["bound"] == "~" and math.isclose(both["est_s"], 2 * first["est_s"])
+
+
 def test_order_is_by_paper_items_per_minute():
     figs = [_fig("slow", 1, 10), _fig("many", 3, 10), _fig("fast", 1, 1), _fig("none", 0, 0.5)]
     out = plan.build(figs, "cuda", chunk_s=540)
@@ -424,7 +441,37 @@ def test_a_count_that_shows_no_cost_leaves_a_lower_bound_while_other_counts_stay
     assert out["bound"] == ">=" and "show no cost" in out["how"] and "held_out=50 (full 10000)" in out["how"]
     assert math.isclose(out["est_s"], 2000 * out["t"][-1] / out["n"][-1]) and "flat" not in out  # t2 all scaled
     alone = plan.measure(run, {"steps": 3}, "cpu", 5.0, lambda r, cfg, d, s: 1.0)
-    assert alone["bound"] == "~" and "show no cost" not in alone["how"]
+    assert alone["bound"] == "<=" and "show no cost" not in alone["how"]  # the 1 s scaled 2,000 times: at most
+
+
+def test_a_timing_scaled_whole_is_an_upper_bound():
+    """One step timed (3 s, the longer counts ran out): the 3 s are scaled 5,000 times, start-up and all, so the
+    estimate is an upper bound (the H200 plan of 2026-11-26 read 60 hours for runs its CPU twin put near 12); other
+    data beside it makes it neither."""
+    run = Run("planfake", "a", "x", fake_run, {"steps": 5000, "width": 4, "seed": 0})
+    timer = lambda r, cfg, d, s: 3.0 if cfg["steps"] == 1 else None  # noqa: E731
+    out = plan.measure(run, {"steps": 2}, "cpu", 5.0, timer)
+    assert out["bound"] == "<=" and out["n"] == [1] and math.isclose(out["est_s"], 3.0 * 5000)
+    assert "all of it scaled" in out["how"]
+    two = plan.measure(run, {"steps": 2}, "cpu", 5.0, lambda r, cfg, d, s: 3.0 + 0.01 * cfg["steps"])
+    assert two["bound"] == "~" and math.isclose(two["est_s"], 3.0 + 0.01 * 5000, rel_tol=1e-6)  # told apart
+
+    def no_mnist(run, cfg, device, seconds):
+        if cfg["source"] == "mnist":
+            raise FileNotFoundError("mnist")
+        return timer(run, cfg, device, seconds)
+
+    full = Run("planfake", "a", "x", fake_run, {"steps": 5000, "source": "mnist", "seed": 0})
+    other = plan.measure(full, {"steps": 2, "source": "digits"}, "cpu", 5.0, no_mnist)
+    assert other["bound"] == "~" and "other data" in other["how"]  # an upper bound on a lower one: neither
+
+
+@pytest.mark.parametrize(
+    "bounds, want",
+    [(["~", "<="], "<="), (["~", ">="], ">="), (["<=", ">="], "~"), (["~", "="], "~"), ([], "~"), (["open"], "~")],
+)
+def test_a_figures_bound_is_one_way_only_where_its_shapes_agree(bounds, want):
+    assert plan.figure_bound(bounds) == want
 
 
 def test_a_shape_that_ran_out_is_not_planned_as_cheap(tmp_path):

@@ -269,6 +269,8 @@ def test_owed_figures_carry_the_committed_plans_estimate(tmp_path):
             {"chapter": "a", "figure": "f", "est_s": 5400.0, "bound": "~"},
             {"chapter": "a", "figure": "g", "est_s": 90.0, "bound": ">="},
             {"chapter": "b", "figure": "h", "est_s": None, "bound": "open"},
+            {"chapter": "b", "figure": "u", "est_s": 600.0, "bound": "<="},
+            {"chapter": "b", "figure": "p", "est_s": 600.0, "bound": "~", "models": ["x", "y", "z"], "untimed": ["z"]},
             {"chapter": "b", "figure": "i", "est_s": None, "bound": "?", "calibrations": [{"at_least_s": 20.0}]},
         ],
     }
@@ -276,6 +278,11 @@ def test_owed_figures_carry_the_committed_plans_estimate(tmp_path):
     got = estimates("cpu", root=tmp_path)
     assert got[("a", "f")] == "full runs est. ~1.5 h on Test CPU (2 cores), plan of 2026-11-25 (GPU work)"
     assert got[("a", "g")] == "full runs est. at least 2 min on Test CPU (2 cores), plan of 2026-11-25"
+    assert got[("b", "u")] == "full runs est. at most 10 min on Test CPU (2 cores), plan of 2026-11-25"
+    assert got[("b", "p")] == (
+        "full runs est. ~10 min on Test CPU (2 cores), plan of 2026-11-25; 2 of 3 models timed, the others at a timed "
+        "one's cost"
+    )
     assert got[("b", "h")] == "cost not estimated (the data set sets the run's length, and it was not at hand to count)"
     assert got[("b", "i")] == "cost not estimated (a run outlasted its timing: over 20 s)"
     # the runs missing now, at the plan's mean cost per run, once some have been committed since the plan
