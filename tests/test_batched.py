@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from steep import Steep
 
 from lscnb import config, runs, sweep
 from lscnb.batched import fit_batched, run_group
@@ -342,24 +343,13 @@ def test_a_group_keeps_one_checkpoint_named_for_its_runs(stores):
     assert _SEEN[-1][0].read_text() == "saved"  # kept: the group resumes from it
 
 
-class _Steep(torch.nn.Module):
-    """y = w . x: with x = 1e25, the gradient is finite in float32 but its float32 norm is not (squares > 3e38)."""
-
-    def __init__(self, start: float):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.full((4,), start))
-
-    def forward(self, x):
-        return x @ self.w
-
-
 def test_an_exploding_but_finite_gradient_is_not_a_divergence_in_a_group():
     """The group records what each solo run records: the float32 norm of these gradients would read inf."""
     draw = lambda k: (torch.full((2, 4), 1e25), torch.zeros(2))  # noqa: E731
     loss = lambda m, x, y: m(x).mean()  # noqa: E731
-    solos = [_Steep(s) for s in (0.0, 1.0)]
+    solos = [Steep(s) for s in (0.0, 1.0)]
     refs = [fit(m, draw, loss, steps=3, lr=0.1, optimizer="sgd", clip=1.0, progress=False) for m in solos]
-    models = [_Steep(s) for s in (0.0, 1.0)]
+    models = [Steep(s) for s in (0.0, 1.0)]
     hists = fit_batched(
         models, draw, loss, steps=3, lr=0.1, optimizer="sgd", clip=1.0, in_dims=None, forward="vmap", progress=False
     )

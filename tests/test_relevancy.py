@@ -224,6 +224,9 @@ def test_the_plan_counts_the_steps_a_dense_run_takes(task, monkeypatch):
     monkeypatch.setattr(dense, "load_ptb", lambda *a, **k: text)  # PTB's size, without its files
     assert ex.dense_counts(full) == {"steps": 200 * 500 if task == "pmnist" else 100 * (5_000_000 // (128 * 150))}
     assert ex.dense_counts({**full, "steps": 7}) == {}
+    if task == "ptb":  # a cut longer than the text stops at its end, as the run does; a shorter one is its length
+        assert ex.dense_counts({**full, "train_tokens": 9_000_000}) == ex.dense_counts(full)
+        assert ex.dense_counts({**full, "train_tokens": 192_000}) == {"steps": 100 * 10}
     monkeypatch.undo()
     cfg = {**full, "epochs": 2, "eval_every": 100, "width": 8, "batch": 4, "real_only": False, "embedding": 4}
     cfg.update(train_tokens=300, valid_tokens=100, test_tokens=100, bptt=10, n_train=12, n_valid=8, n_test=8, pool=7)

@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from steep import Steep
 
 from lscnb.data import adding_problem
 from lscnb.models import RNNCell, SequenceModel
@@ -160,17 +161,6 @@ def test_vanilla_mean_field_closed_forms():
         vanilla.fixed_point(g=0.0)
 
 
-class _Steep(torch.nn.Module):
-    """y = w . x: with x = 1e25, the gradient is finite in float32 but its float32 norm is not (squares > 3e38)."""
-
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.zeros(4))
-
-    def forward(self, x):
-        return x @ self.w
-
-
 def _steep_batch(k):
     return torch.full((2, 4), 1e25), torch.zeros(2)
 
@@ -179,7 +169,7 @@ def _steep_batch(k):
 def test_an_exploding_but_finite_gradient_is_not_a_divergence(clip, lr):
     """A standard LSTM's gradient at T = 1024 (meanfield Fig. 1) explodes past 1.8e19 and stays finite: the run goes
     on, its norm is recorded (2e25 here, four entries of 1e25), and ``clip`` scales the step to its norm."""
-    model = _Steep()
+    model = Steep()
     hist = fit(
         model, _steep_batch, lambda m, x, y: m(x).mean(), steps=3, lr=lr, optimizer="sgd", clip=clip, progress=False
     )

@@ -257,14 +257,20 @@ def steps_per_epoch(cfg: dict, size: int) -> int:
 
 
 def dense_counts(cfg: dict) -> dict:
-    """For the plan: the steps of a run counted in epochs (``steps=None``), over the real data set's training split
-    where its size is ``None`` (FileNotFoundError where PTB is not at hand)."""
+    """For the plan: the steps of a run counted in epochs (``steps=None``), over the real data set's training split,
+    cut to ``train_tokens`` where that is set (FileNotFoundError where PTB is not at hand and the size is ``None``)."""
     if cfg["steps"] is not None:
         return {}
     if cfg["task"] == "pmnist":
         size = cfg["n_train"]
     else:
-        size = cfg["train_tokens"] or load_ptb("char", download=False, fallback=False).train.numel()
+        size = cfg["train_tokens"]
+        try:  # the text's own length: the whole of it, or a cut longer than the text (ptb_data stops at its end)
+            text = load_ptb("char", download=False, fallback=False).train.numel()
+            size = text if size is None else min(size, text)
+        except FileNotFoundError:
+            if size is None:
+                raise
     return {"steps": cfg["epochs"] * steps_per_epoch(cfg, int(size))}
 
 
