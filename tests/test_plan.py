@@ -301,6 +301,7 @@ def test_the_command_line(owed, monkeypatch, tmp_path, capsys):
     assert main([*args, "--json", "--budget", "1h"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [f["figure"] for f in doc["planned"]] == ["b", "a"] and doc["budget_s"] == 3600
+    assert doc["version"] == plan.CACHE_VERSION  # the timing rules the plan was made by
     assert main([*args, "--items"]) == 0
     assert capsys.readouterr().out.split() == ["planfake:b,a@cpu"]
     assert main(args) == 0
