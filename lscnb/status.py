@@ -72,10 +72,12 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
     out = {}
     for f in doc.get("figures", []):
         key = f["chapter"], f["figure"]
-        est, what = f.get("est_s"), "full runs"
-        n = (missing or {}).get(key)
-        if est is not None and n is not None and f.get("per_run_s") is not None and n != f.get("missing"):
-            est, what = f["per_run_s"] * n, f"the {n} missing run" + ("s" if n != 1 else "")
+        est, n = f.get("est_s"), f.get("missing")
+        now = (missing or {}).get(key)
+        some = None not in (n, f.get("runs")) and n != f["runs"]  # some of the figure's runs were in before the plan
+        if est is not None and now is not None and f.get("per_run_s") is not None and now != n:
+            est, n, some = f["per_run_s"] * now, now, True  # and some since
+        what = f"the {n} missing run" + ("s" if n != 1 else "") if some else "full runs"
         if est is None and f.get("bound") == "open":
             text = "cost not estimated (the data set sets the run's length, and it was not at hand to count)"
         elif est is None:

@@ -292,6 +292,12 @@ def test_owed_figures_carry_the_committed_plans_estimate(tmp_path):
     assert now[("a", "f")] == "the 30 missing runs est. ~30 min on Test CPU (2 cores), plan of 2026-11-25"
     assert now[("a", "g")] == got[("a", "g")]  # no cost per run in the plan: its figure's total, as before
     assert estimates("cpu", root=tmp_path, missing={("a", "f"): 90})[("a", "f")] == got[("a", "f")]  # none since
+    doc["figures"][0]["runs"] = 100  # 10 of the figure's 100 runs were in before the plan: its cost is the 90's
+    (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
+    assert estimates("cpu", root=tmp_path, missing={("a", "f"): 90})[("a", "f")].startswith(
+        "the 90 missing runs est. ~1.5 h"
+    )
+    doc["figures"][0].pop("runs")
     (tmp_path / "plan-cpu.json").write_text(json.dumps({**doc, "threads": 1}))  # the torch threads it was timed with
     assert estimates("cpu", root=tmp_path)[("a", "g")].endswith(
         "on Test CPU (2 cores), 1 torch thread, plan of 2026-11-25"
