@@ -33,7 +33,17 @@ from tqdm.auto import tqdm
 from . import checks
 from .models.stacked import stacked_forward
 from .runs import run_group, twin  # noqa: F401 (part of this module's API: a sweep's runs computed together)
-from .train import OPTIMIZERS, History, _evaluate, _save, grad_norm, random_state, set_random_state, to_device
+from .train import (
+    OPTIMIZERS,
+    History,
+    _evaluate,
+    _save,
+    carried,
+    grad_norm,
+    random_state,
+    set_random_state,
+    to_device,
+)
 
 
 class _Bound:
@@ -248,6 +258,7 @@ def fit_batched(
     ckpt, start = (Path(checkpoint) if checkpoint is not None else None), 0
     if ckpt is not None and ckpt.exists():
         start, hists, active = _resume(ckpt, params, buffers, opt, generators, device)
+        carried(hists[0].wall_time_s)  # the group's seconds so far
     t0 = time.perf_counter() - hists[0].wall_time_s
     bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, initial=start, total=steps)
     for k in bar:

@@ -101,7 +101,8 @@ def code_digest() -> str:
 
 
 def provenance(profile: Profile, *, seeds, wall_time_s: float, scale: str | None = None) -> dict:
-    """How a result was made: profile, hardware, seeds, library versions, commit, date and wall time."""
+    """How a result was made: profile, hardware, seeds, library versions, commit, date and wall time (a resumed run's
+    counts the training its checkpoints carried from earlier processes: :func:`lscnb.train.carried_time`)."""
     return {
         "profile": profile.name,
         "scale": scale or profile.scale,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .config import Profile, seed_everything
 from .results import Result, provenance, split_outputs
+from .train import carried_time
 
 SEED_OFFSET = "seed_offset"
 GROUPS: dict[Callable, tuple[Callable, Callable]] = {}
@@ -137,11 +138,13 @@ def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = No
     checkpoint = Path(checkpoint) if checkpoint is not None else None
     ctx = RunContext(profile, profile.device, run.seed, checkpoint, progress)
     start = time.perf_counter()
-    outputs = run.fn(dict(run.config), ctx)
+    with carried_time() as before:  # a resumed run's seconds in earlier processes count too
+        outputs = run.fn(dict(run.config), ctx)
     if not isinstance(outputs, Mapping):
         raise TypeError(f"{run.fn_path} must return a dict of outputs, got {type(outputs).__name__}")
     metrics, arrays = split_outputs(dict(outputs))
-    prov = provenance(profile, seeds=[run.seed], wall_time_s=time.perf_counter() - start, scale=scale)
+    wall = time.perf_counter() - start + sum(before)
+    prov = provenance(profile, seeds=[run.seed], wall_time_s=wall, scale=scale)
     return Result(run.key, dict(run.config), metrics, arrays, prov)
 
 
@@ -190,10 +193,11 @@ def run_group(runs, profile: Profile, scale: str, progress: bool = False, checkp
     ckpt = None if checkpoint is None else Path(checkpoint)
     ctxs = [RunContext(profile, profile.device, r.seed, ckpt if i == 0 else None, progress) for i, r in enumerate(runs)]
     start = time.perf_counter()
-    outputs = group_fn([dict(r.config) for r in runs], ctxs)
+    with carried_time() as before:
+        outputs = group_fn([dict(r.config) for r in runs], ctxs)
     if not isinstance(outputs, list) or len(outputs) != len(runs) or not all(isinstance(o, Mapping) for o in outputs):
         raise TypeError(f"the twin of {runs[0].fn_path} must return a list of {len(runs)} dicts, one per run")
-    wall = (time.perf_counter() - start) / len(runs)
+    wall = (time.perf_counter() - start + sum(before)) / len(runs)
     results = []
     for run, out in zip(runs, outputs):
         metrics, arrays = split_outputs(dict(out))

@@ -10,6 +10,8 @@ from the file when it exists. :class:`EpochBatches` turns shuffled passes over a
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import os
 import time
@@ -173,6 +175,27 @@ def _save(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
+_CARRIED: contextvars.ContextVar[list | None] = contextvars.ContextVar("lscnb_carried_s", default=None)
+
+
+@contextlib.contextmanager
+def carried_time():
+    """Collects, in the list it yields, the training seconds that the checkpoints resumed within the block had
+    spent in earlier processes (their History's ``wall_time_s``): a resumed run's wall time is all its parts'."""
+    seconds: list[float] = []
+    token = _CARRIED.set(seconds)
+    try:
+        yield seconds
+    finally:
+        _CARRIED.reset(token)
+
+
+def carried(seconds: float) -> None:
+    """Record ``seconds`` of training a checkpoint brings back, for :func:`carried_time`."""
+    if (into := _CARRIED.get()) is not None:
+        into.append(float(seconds))
+
+
 def fit(
     model: torch.nn.Module,
     batch_fn: Callable[[int], tuple],
@@ -230,6 +253,7 @@ def fit(
         for opt, saved in zip(opts, state.get("optimizers") or [state["optimizer"]]):  # "optimizer": older files
             opt.load_state_dict(saved)
         hist = History(**state["history"])
+        carried(hist.wall_time_s)
         start = state["step"]
         set_random_state(state, generators)
         if extra is not None and state.get("extra") is not None:

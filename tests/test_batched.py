@@ -14,7 +14,7 @@ from lscnb.experiments import gradients
 from lscnb.models import LSTMCell
 from lscnb.models.rnn import RNNCell, SequenceModel
 from lscnb.models.stacked import stacked_forward
-from lscnb.train import fit
+from lscnb.train import carried_time, fit
 
 D, N, T, B, STEPS = 3, 8, 12, 6, 25
 
@@ -148,7 +148,9 @@ def test_a_killed_group_resumes_from_its_checkpoint_and_ends_where_a_whole_one_e
     with pytest.raises(KeyboardInterrupt):
         group(tmp_path / "g.ckpt", die_at=7)
     assert (tmp_path / "g.ckpt").exists()
-    models, resumed = group(tmp_path / "g.ckpt")
+    with carried_time() as before:  # the group's seconds before the kill, for the runs' wall time (lscnb.runs)
+        models, resumed = group(tmp_path / "g.ckpt")
+    assert len(before) == 1 and before[0] > 0
     for a, b, ma, mb in zip(whole, resumed, whole_models, models):
         assert (b.step, b.diverged, b.diverged_step) == (a.step, a.diverged, a.diverged_step)
         assert b.loss == pytest.approx(a.loss, rel=1e-12) and b.grad_norm == pytest.approx(a.grad_norm, rel=1e-12)

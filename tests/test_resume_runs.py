@@ -4,6 +4,7 @@ some steps resumes from its checkpoint and ends where an uninterrupted run ends 
 from __future__ import annotations
 
 import importlib
+import time
 from pathlib import Path
 
 import numpy as np
@@ -103,3 +104,38 @@ def test_a_run_gets_its_checkpoint_as_a_path_whatever_the_executor_sent(tmp_path
         result = compute(run, Profile("full", "cpu"), "full", given, False)
         assert result.metrics["is_path"] is True and result.metrics["name"] == sent
     assert compute(run, Profile("full", "cpu"), "full", None, False).metrics["name"] == "None"
+
+
+def _trains_a_line(cfg, ctx):
+    """Fits y = 2x for ``cfg["steps"]`` steps, checkpointing each step, and sleeps ``cfg["pause"]`` s on each."""
+    model = torch.nn.Linear(1, 1)
+    x = torch.linspace(-1, 1, 8)[:, None]
+
+    def batch(k):
+        if k == cfg.get("die_at"):
+            raise KeyboardInterrupt
+        time.sleep(cfg["pause"])
+        return x, 2 * x
+
+    loss = lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb), yb)  # noqa: E731
+    hist = train.fit(
+        model, batch, loss, steps=cfg["steps"], lr=0.1, checkpoint=ctx.checkpoint, checkpoint_every=1, progress=False
+    )
+    return {"loss": hist.loss[-1]}
+
+
+def test_a_resumed_run_records_the_seconds_of_every_part(tmp_path):
+    """A run killed after 4 of 8 steps of 0.1 s and resumed: its wall time counts the 4 steps of the first process
+    (the checkpoint's History carries them), not only the second's."""
+    from lscnb.runs import Run, compute
+
+    cfg = {"steps": 8, "pause": 0.1, "seed": 0}
+    ckpt = tmp_path / "line.ckpt"
+    with pytest.raises(KeyboardInterrupt):
+        compute(Run("fake", "fig", "line", _trains_a_line, {**cfg, "die_at": 4}), Profile("full", "cpu"), "full", ckpt)
+    resumed = compute(Run("fake", "fig", "line", _trains_a_line, cfg), Profile("full", "cpu"), "full", ckpt, False)
+    assert resumed.provenance["wall_time_s"] >= 8 * 0.1, resumed.provenance  # 4 steps here, 4 before
+    train.carried(5.0)  # outside a run: nothing collects it
+    with train.carried_time() as seconds:
+        train.carried(2.0)
+    assert seconds == [2.0]
