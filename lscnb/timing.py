@@ -17,8 +17,8 @@ counts stay unscaled (their cost is not in the estimate), when the full sizes fa
 was timed instead, or when a smoke switch put other data in because the real data failed to load (the 8x8 digits' 64
 steps for MNIST's 784: meanfield's Table 2 was estimated at 24 minutes on 2 CPU cores and needs about 15 hours); it is
 an upper bound (``<=``) when no timing told the steps from the fixed part (one count timed, or a second no slower):
-the timing is scaled whole, so start-up and evaluation count once a step (the plan of 2026-11-26 put the H200 at
-60 hours for the 72 spurious-colour runs from 1.2 s for 1 iteration and for 2); both causes give neither (``~``). It is
+the timing is scaled whole, so start-up and evaluation count once a step (roarnn's adding task: 4.8 s for one step
+scaled 5,000 times read 105 hours; timed for 60 s, 83); both causes give neither (``~``). It is
 ``open`` (not estimated) when the data set sets a run's length (``steps=None``, the whole data set per epoch) and
 the figure's ``data_counts`` (:func:`lscnb.figures.data_counts`, filled in by the plan) could not count it.
 """
@@ -231,12 +231,13 @@ def _measure_config(run, full: dict, cfg: dict, device: str, seconds: float, tim
     late = None  # (count, per-step time at least) of an extra timing that ran out
     if t2 is not None:
         n2, t2, late = _past_the_fixed_part(run, cfg, key, device, timer, (n1, t1), (n2, t2), full_n or n2)
-    whole = t2 is None or t2 <= t1  # no per-step cost told apart: the timing is scaled whole, fixed part and all
+    whole = True  # no per-step cost told apart from the fixed part: a timing scaled whole, an upper bound
     if t2 is None:
         per, fixed, how = t1 / n1, 0.0, f"{key} {n1}: {t1:.3g} s, all of it scaled (over by the fixed part)"
     else:
         per = (t2 - t1) / (n2 - n1)
-        per, fixed = (per, max(0.0, t1 - per * n1)) if per > 0 else (t2 / n2, 0.0)
+        whole = per <= 0
+        per, fixed = (t2 / n2, 0.0) if whole else (per, max(0.0, t1 - per * n1))
         how = f"{key} {n1}: {t1:.3g} s, {n2}: {t2:.3g} s ({per:.3g} s per {key.rstrip('s')} + {fixed:.3g} s)"
     if late is not None:
         per = max(per, late[1])
