@@ -22,6 +22,7 @@ from .ffn import ffn_runs, ffn_summary, show_ffn
 from .lemma import corollary_runs, corollary_table, gap_lemma1, lemma1_runs, lemma1_table
 from .lr_grid import LR_SUBSET, lr_grid_runs, lr_grid_table, lr_optima, show_lr_grid
 from .lru import (
+    LRU_SMOKE,
     LRU_SUBSET,
     LRU_TARGETS,
     _ptb,
@@ -149,9 +150,7 @@ FIGURES = declare(
     Figure(
         "lru",
         lru_runs,
-        smoke=dict(
-            width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
-        ),
+        smoke=LRU_SMOKE,
         items=[
             Item(
                 source="Fig. 4",
@@ -167,9 +166,7 @@ FIGURES = declare(
     Figure(
         "lru_table",
         lru_table_runs,
-        smoke=dict(
-            width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
-        ),
+        smoke=LRU_SMOKE,
         items=[
             Item(
                 source="Table I",

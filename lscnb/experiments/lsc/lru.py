@@ -223,6 +223,10 @@ def lru_table_runs(scale: str) -> list[Run]:
     ]
 
 
+LRU_SMOKE = dict(  # the shrunk size of Fig. 4 and Table I (their runs share one function)
+    width=8, length=12, batch=4, steps=2, pre_steps=2, eval_every=1, eval_windows=4, limit=5000, real_data=False
+)
+
 LRU_SUBSET = (
     "Adam at a constant learning rate for a fixed number of steps instead of AdaBelief + Lookahead + SWA "
     "with cosine decay and early stopping; no MLM-style input corruption; random windows from zero state; "
