@@ -160,6 +160,81 @@ def _write_back(models, params: dict, buffers: dict) -> None:
                 t.copy_((params[name] if name in params else buffers[name])[i])
 
 
+def _draw(batch_fn, count: int, in_dims: tuple) -> Callable[[int], tuple]:
+    """Step k's stacked batch: ``batch_fn`` itself, or a list of per-model ``batch_fn`` s whose batches are stacked."""
+    if callable(batch_fn):
+        return batch_fn
+    if isinstance(batch_fn, Sequence) and len(batch_fn) == count and all(callable(f) for f in batch_fn):
+        if in_dims != (0, 0):
+            raise ValueError("in_dims must be 0 when batch_fn is a list of per-model batch functions")
+        return lambda k: _stack([f(k) for f in batch_fn])
+    raise TypeError(f"batch_fn must be callable or a list of {count} callables (one per model)")
+
+
+def _losses(base: torch.nn.Module, loss_fn: Callable, stacked, in_dims: tuple, randomness: str) -> Callable:
+    """``losses(params, buffers, x, y)``: every model's ``loss_fn`` on its batch, one vector. The models run as
+    ``base`` under ``vmap`` with their own parameters, or ``stacked`` computes all their outputs at once."""
+    (x_dim, y_dim), opts = in_dims, dict(randomness=randomness)
+    if stacked is None:
+        return torch.vmap(lambda p, b, x, y: loss_fn(_Bound(base, (p, b)), x, y), in_dims=(0, 0, x_dim, y_dim), **opts)
+    given = torch.vmap(lambda out, x, y: loss_fn(_Given(base, out, x), x, y), in_dims=(0, x_dim, y_dim), **opts)
+    return lambda p, b, x, y: given(stacked(p, b, x), x, y)
+
+
+def _backward(losses: torch.Tensor, trainable: list, active: list) -> tuple:
+    """Backpropagate the sum of the training models' ``losses``; the losses, each stacked tensor's gradient and each
+    model's global gradient norm."""
+    if losses.shape != (len(active),):
+        raise ValueError(f"loss_fn must return a scalar per model, got shape {tuple(losses.shape[1:])}")
+    for p in trainable:
+        p.grad = None
+    mask = torch.tensor(active, device=losses.device)
+    torch.where(mask, losses, torch.zeros_like(losses)).sum().backward()
+    with torch.no_grad():
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in trainable]
+        return losses.detach(), grads, grad_norm(grads, per_model=True)  # scalars too
+
+
+def _stop_diverged(hists: list, active: list, k: int, losses: list, norms: list) -> None:
+    """Freeze the models still training whose step-k loss or gradient norm is not finite, recorded as diverged."""
+    for i, h in enumerate(hists):
+        if active[i] and not (math.isfinite(losses[i]) and math.isfinite(norms[i])):
+            active[i] = False
+            h.diverged, h.diverged_step = True, k
+
+
+def _shaped(v: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """A per-model vector ``v`` shaped to broadcast over the stacked tensor ``t``."""
+    return v.view(-1, *([1] * (t.ndim - 1)))
+
+
+@torch.no_grad()
+def _step(opt, trainable: list, grads: list, gnorm: torch.Tensor, active: list, clip, scales: list, uniform: bool):
+    """One optimiser step over the stacked tensors: each model's gradient clipped by its own norm, frozen models'
+    gradients and parameters left as they are, and each model's change scaled by its rate over the optimiser's."""
+    all_active = all(active)
+    mask = torch.tensor(active, device=trainable[0].device)
+    coef = torch.ones_like(gnorm) if clip is None else (clip / (gnorm + 1e-6)).clamp(max=1.0).to(grads[0].dtype)
+    for g in grads:
+        if clip is not None:
+            g.mul_(_shaped(coef, g))
+        if not all_active:
+            g.copy_(torch.where(_shaped(mask, g), g, torch.zeros_like(g)))
+    old = None if uniform and all_active else [p.detach().clone() for p in trainable]
+    opt.step()
+    if old is not None:
+        for p, o, s in zip(trainable, old, scales):
+            new = p if uniform else torch.where(s == 1, p, torch.lerp(o, p, s))
+            p.copy_(new if all_active else torch.where(_shaped(mask, p), new, o))
+
+
+def _checkpoint(path: Path, step: int, params: dict, buffers: dict, opt, hists: list, active: list, generators):
+    """Save the group's state after ``step`` steps, for :func:`_resume`."""
+    state = {"params": params, "buffers": buffers, "optimizer": opt.state_dict(), "step": step}
+    state.update(hists=[h.to_dict() for h in hists], active=active, **random_state(generators))
+    _save(path, state)
+
+
 def fit_batched(
     models: Sequence[torch.nn.Module],
     batch_fn: Callable[[int], tuple] | Sequence[Callable[[int], tuple]],
@@ -216,14 +291,7 @@ def fit_batched(
     checks.one_of(randomness, ("error", "different", "same"), "randomness")
     checkpoint_every = checks.positive_int(checkpoint_every, "checkpoint_every")
     x_dim, y_dim = _check_in_dims(in_dims)
-    if callable(batch_fn):
-        draw = batch_fn
-    elif isinstance(batch_fn, Sequence) and len(batch_fn) == count and all(callable(f) for f in batch_fn):
-        if (x_dim, y_dim) != (0, 0):
-            raise ValueError("in_dims must be 0 when batch_fn is a list of per-model batch functions")
-        draw = lambda k: _stack([f(k) for f in batch_fn])
-    else:
-        raise TypeError(f"batch_fn must be callable or a list of {count} callables (one per model)")
+    draw = _draw(batch_fn, count, (x_dim, y_dim))
     if not callable(loss_fn):
         raise TypeError("loss_fn must be callable as loss_fn(model, x, y)")
     if not callable(forward) and forward not in ("auto", "vmap"):
@@ -243,15 +311,8 @@ def fit_batched(
     if schedule is not None and not callable(schedule):
         raise TypeError("schedule must be callable as schedule(step) -> one learning rate or one per model")
     opt = OPTIMIZERS[optimizer](list(params.values()), lr=max(lrs), **(optimizer_kwargs or {}))
-    dev = trainable[0].device
     scales, uniform = _rates(opt, lrs, trainable)
-    base, opts = models[0], dict(randomness=randomness)
-    if stacked is None:
-        vloss = torch.vmap(lambda p, b, x, y: loss_fn(_Bound(base, (p, b)), x, y), in_dims=(0, 0, x_dim, y_dim), **opts)
-    else:
-        given = torch.vmap(lambda out, x, y: loss_fn(_Given(base, out, x), x, y), in_dims=(0, x_dim, y_dim), **opts)
-        vloss = lambda p, b, x, y: given(stacked(p, b, x), x, y)
-    shaped = lambda v, t: v.view(-1, *([1] * (t.ndim - 1)))
+    vloss = _losses(models[0], loss_fn, stacked, (x_dim, y_dim), randomness)
 
     hists = [History() for _ in models]
     active = [True] * count
@@ -271,38 +332,12 @@ def fit_batched(
             for batch, d, what in ((x, x_dim, "x"), (y, y_dim, "y")):
                 if d == 0:
                     _check_leading(batch, count, what)
-        losses = vloss(params, buffers, x, y)
-        if losses.shape != (count,):
-            raise ValueError(f"loss_fn must return a scalar per model, got shape {tuple(losses.shape[1:])}")
-        mask = torch.tensor(active, device=dev)
-        for p in trainable:
-            p.grad = None
-        torch.where(mask, losses, torch.zeros_like(losses)).sum().backward()
-        with torch.no_grad():
-            grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in trainable]
-            gnorm = grad_norm(grads, per_model=True)  # scalars too
-        values, gvalues = losses.detach().tolist(), gnorm.tolist()
-        for i in range(count):
-            if active[i] and not (math.isfinite(values[i]) and math.isfinite(gvalues[i])):
-                active[i] = False
-                hists[i].diverged, hists[i].diverged_step = True, k
+        losses, grads, gnorm = _backward(vloss(params, buffers, x, y), trainable, active)
+        values, gvalues = losses.tolist(), gnorm.tolist()
+        _stop_diverged(hists, active, k, values, gvalues)
         if not any(active):
             break
-        all_active = all(active)
-        with torch.no_grad():
-            mask = torch.tensor(active, device=dev)
-            coef = torch.ones_like(gnorm) if clip is None else (clip / (gnorm + 1e-6)).clamp(max=1.0).to(grads[0].dtype)
-            for g in grads:
-                if clip is not None:
-                    g.mul_(shaped(coef, g))
-                if not all_active:
-                    g.copy_(torch.where(shaped(mask, g), g, torch.zeros_like(g)))
-            old = None if uniform and all_active else [p.detach().clone() for p in trainable]
-            opt.step()
-            if old is not None:
-                for p, o, s in zip(trainable, old, scales):
-                    new = p if uniform else torch.where(s == 1, p, torch.lerp(o, p, s))
-                    p.copy_(new if all_active else torch.where(shaped(mask, p), new, o))
+        _step(opt, trainable, grads, gnorm, active, clip, scales, uniform)
         for i in range(count):
             if active[i]:
                 hists[i].step.append(k)
@@ -318,9 +353,7 @@ def fit_batched(
         if ckpt is not None and (k + 1) % checkpoint_every == 0:
             for h in hists:
                 h.wall_time_s = time.perf_counter() - t0
-            state = {"params": params, "buffers": buffers, "optimizer": opt.state_dict(), "step": k + 1}
-            state.update(hists=[h.to_dict() for h in hists], active=active, **random_state(generators))
-            _save(ckpt, state)
+            _checkpoint(ckpt, k + 1, params, buffers, opt, hists, active, generators)
     _write_back(models, params, buffers)
     if eval_fn is not None:
         for i in range(count):

@@ -158,12 +158,29 @@ def test_a_killed_group_resumes_from_its_checkpoint_and_ends_where_a_whole_one_e
     assert resumed[0].wall_time_s > 0
 
 
-def test_diverged_model_is_frozen_and_the_others_go_on():
-    seeds, lrs = [0, 1, 2], [0.05, 1e6, 0.02]
-    refs = [solo(s, lr, optimizer="sgd") for s, lr in zip(seeds, lrs)]
+@pytest.mark.parametrize(
+    "optimizer, kwargs, lrs",
+    [  # plain SGD leaves a zero gradient's parameters alone; momentum and Adam would move them on: frozen, they stay
+        ("sgd", {}, [0.05, 1e6, 0.02]),
+        ("sgd", {"momentum": 0.9}, [0.05, 1e6, 0.02]),
+        ("adam", {}, [1e-2, 1e200, 3e-3]),
+    ],
+)
+def test_diverged_model_is_frozen_and_the_others_go_on(optimizer, kwargs, lrs):
+    seeds = [0, 1, 2]
+    refs = [solo(s, lr, optimizer=optimizer, optimizer_kwargs=kwargs) for s, lr in zip(seeds, lrs)]
     assert refs[1][1].diverged and not refs[0][1].diverged and not refs[2][1].diverged
     models = [make(s) for s in seeds]
-    hists = fit_batched(models, [batches(s) for s in seeds], mse, steps=STEPS, lr=lrs, optimizer="sgd", progress=False)
+    hists = fit_batched(
+        models,
+        [batches(s) for s in seeds],
+        mse,
+        steps=STEPS,
+        lr=lrs,
+        optimizer=optimizer,
+        optimizer_kwargs=kwargs,
+        progress=False,
+    )
     assert hists[1].diverged and hists[1].diverged_step == refs[1][1].diverged_step < STEPS
     assert len(hists[1].loss) == hists[1].diverged_step
     for ref, model, hist in zip(refs, models, hists):
