@@ -196,6 +196,25 @@ def carried(seconds: float) -> None:
         into.append(float(seconds))
 
 
+def _resume(path: Path, model: torch.nn.Module, opts: list, generators, extra, device) -> tuple[History, int]:
+    """Load a run's checkpoint into ``model``, its optimisers, ``generators`` and ``extra``; its History and step."""
+    state = torch.load(path, weights_only=False, map_location=device)
+    model.load_state_dict(state["model"])
+    for opt, saved in zip(opts, state.get("optimizers") or [state["optimizer"]]):  # "optimizer": older files
+        opt.load_state_dict(saved)
+    set_random_state(state, generators)
+    if extra is not None and state.get("extra") is not None:
+        extra.load_state_dict(state["extra"])
+    return History(**state["history"]), state["step"]
+
+
+def _checkpoint(path: Path, step: int, model: torch.nn.Module, opts: list, hist: History, generators, extra) -> None:
+    """Save a run's state after ``step`` steps, for :func:`_resume`."""
+    state = {"model": model.state_dict(), "optimizers": [opt.state_dict() for opt in opts], "history": hist.to_dict()}
+    state.update(step=step, **random_state(generators), extra=None if extra is None else extra.state_dict())
+    _save(path, state)
+
+
 def fit(
     model: torch.nn.Module,
     batch_fn: Callable[[int], tuple],
@@ -248,16 +267,8 @@ def fit(
     hist, start = History(), 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
     if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False, map_location=device)
-        model.load_state_dict(state["model"])
-        for opt, saved in zip(opts, state.get("optimizers") or [state["optimizer"]]):  # "optimizer": older files
-            opt.load_state_dict(saved)
-        hist = History(**state["history"])
+        hist, start = _resume(ckpt, model, opts, generators, extra, device)
         carried(hist.wall_time_s)
-        start = state["step"]
-        set_random_state(state, generators)
-        if extra is not None and state.get("extra") is not None:
-            extra.load_state_dict(state["extra"])
     params = [p for p in model.parameters() if p.requires_grad]
     t0 = time.perf_counter() - hist.wall_time_s
     bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, initial=start, total=steps)
@@ -297,17 +308,7 @@ def fit(
             bar.set_postfix(loss=f"{value:.4g}")
         if ckpt is not None and (k + 1) % checkpoint_every == 0:
             hist.wall_time_s = time.perf_counter() - t0
-            _save(
-                ckpt,
-                {
-                    "model": model.state_dict(),
-                    "optimizers": [opt.state_dict() for opt in opts],
-                    "history": hist.to_dict(),
-                    "step": k + 1,
-                    **random_state(generators),
-                    "extra": None if extra is None else extra.state_dict(),
-                },
-            )
+            _checkpoint(ckpt, k + 1, model, opts, hist, generators, extra)
     if eval_fn is not None and not hist.diverged:
         hist.evals.append({"step": steps, **_evaluate(model, eval_fn)})
     hist.wall_time_s = time.perf_counter() - t0
