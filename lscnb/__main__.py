@@ -288,9 +288,8 @@ def _plan(args) -> int:
     return plan.main(args)
 
 
-def main(argv=None) -> int:
-    parser = _Parser(prog=PROG, description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def _add_reproduce(sub) -> None:
+    """``reproduce``: run a chapter's experiments."""
     rep = sub.add_parser("reproduce", help="run a chapter's experiments (with papermill, or --no-notebook)")
     rep.add_argument("chapter", help="a chapter (module name under lscnb/experiments), or 'all'")
     rep.add_argument("--profile", default="full", choices=PROFILES)
@@ -341,14 +340,26 @@ def main(argv=None) -> int:
     ex.add_argument("--slurm-partition", help="submitit: the SLURM partition")
     ex.add_argument("--timeout-min", type=_count(1), help="submitit: job time limit in minutes")
     rep.set_defaults(func=_reproduce)
+
+
+def _add_status(sub) -> None:
+    """``status``: the committed results and their provenance."""
     st = sub.add_parser("status", help="list committed results with their provenance")
     st.add_argument("--root", default=None, help="results folder (default: the checkout's results/)")
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=_status)
+
+
+def _add_smoke(sub) -> None:
+    """``smoke``: every figure's full-profile code path, shrunk."""
     sm = sub.add_parser("smoke", help="run every figure's full-profile code path shrunk to seconds (a GPU's first job)")
     sm.add_argument("chapter", nargs="*", help="chapters (default: all)")
     sm.add_argument("--device", default=None, help="torch device (default: cuda if present)")
     sm.set_defaults(func=_smoke)
+
+
+def _add_plan(sub) -> None:
+    """``plan``: the owed figures, timed here, as commands."""
     pl = sub.add_parser(
         "plan",
         help="the figures still owing full runs, timed on this device, cheapest per paper item first, as commands",
@@ -374,6 +385,13 @@ def main(argv=None) -> int:
         "--items", action="store_true", help="print only the planned items, CHAPTER:FIG,FIG@DEVICE, for gpu-full.sh"
     )
     pl.set_defaults(func=_plan)
+
+
+def main(argv=None) -> int:
+    parser = _Parser(prog=PROG, description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_reproduce, _add_status, _add_smoke, _add_plan):
+        add(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
