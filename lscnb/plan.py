@@ -157,12 +157,10 @@ def _diverse(configs: list[dict]) -> list[int]:
     return order
 
 
-def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, recalibrate=False, timer=time_run):
-    """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds, and each
-    architecture (config entry ``model``) at least once with ``max_s`` of its own (or read from ``cache``), each
-    untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
+def _shapes(o: Owed) -> dict[str, list]:
+    """Owed figure ``o``'s missing runs by shape (their config up to the seed, and their shrunk entries): ``{digest:
+    [(run, smoke entries), ...]}``; a run whose data set sets its length gets that length in its config."""
     from .figures import data_counts, smoke_entries
-    from .runs import group_key
 
     groups: dict[str, list] = {}
     for run in o.missing:
@@ -170,40 +168,62 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
             run = replace(run, config={**run.config, **counts})
         smoke = smoke_entries(o.module, o.figure, run.config)
         groups.setdefault(_digest([shape_of(run), smoke]), []).append((run, smoke))
+    return groups
+
+
+def _time_shapes(groups: dict, device: str, max_s: float, timer) -> dict:
+    """Time the shapes of ``groups``, most different first, within ``max_s`` seconds, and each architecture (config
+    entry ``model``) at least once with ``max_s`` of its own: ``{digest: measurement}`` (:func:`measure`)."""
+    keys, timed, archs = list(groups), {}, set()
+    start = time.perf_counter()
+    for i in _diverse([dict(groups[k][0][0].config) for k in keys]):
+        left = max_s - (time.perf_counter() - start)
+        run, smoke = groups[keys[i]][0]
+        arch = run.config.get(ARCHITECTURE)
+        new = arch not in archs
+        if timed and not new and left < 0.4 * max_s:  # another shape only with time to learn something, but
+            continue  # every architecture once: a MemRNN step costs more than an RNN's at the same T
+        archs.add(arch)
+        seconds = max(left, max_s if new else 0.2 * max_s)
+        timed[keys[i]] = {**measure(run, smoke, device, seconds, timer), "run": run.key}
+    return timed
+
+
+def _per_shape(groups: dict, timed: dict) -> dict:
+    """Each shape's seconds a run: its own timing's, else the timed shape nearest it (:func:`_distance`) at that
+    one's time per unit of its scaled entry; None where nothing was timed to an end."""
+    ok = {k: m for k, m in timed.items() if m["est_s"] is not None}
+    config = lambda k: groups[k][0][0].config
+
+    def units(k, m):
+        return float(config(k)[m["key"]]) if m.get("key") and _number(config(k).get(m["key"])) else 1.0
+
+    per_shape = {k: ok[k]["est_s"] if k in ok else None for k in groups}
+    for k in groups:
+        if k not in ok and (t := min(ok, key=lambda t: _distance(config(k), config(t)), default=None)) is not None:
+            per_shape[k] = ok[t]["est_s"] / units(t, ok[t]) * units(k, ok[t])
+    return per_shape
+
+
+def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, recalibrate=False, timer=time_run):
+    """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds, and each
+    architecture (config entry ``model``) at least once with ``max_s`` of its own (or read from ``cache``), each
+    untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
+    from .runs import group_key
+
+    groups = _shapes(o)
     keys = list(groups)
     timed = {k: cache.shapes[k] for k in keys if k in cache.shapes and not recalibrate}
     cached = bool(timed)
-    start = time.perf_counter()
     if not cached:
-        archs = set()
-        for i in _diverse([dict(groups[k][0][0].config) for k in keys]):
-            left = max_s - (time.perf_counter() - start)
-            run, smoke = groups[keys[i]][0]
-            arch = run.config.get(ARCHITECTURE)
-            new = arch not in archs
-            if timed and not new and left < 0.4 * max_s:  # another shape only with time to learn something, but
-                continue  # every architecture once: a MemRNN step costs more than an RNN's at the same T
-            archs.add(arch)
-            seconds = max(left, max_s if new else 0.2 * max_s)
-            timed[keys[i]] = {**measure(run, smoke, device, seconds, timer), "run": run.key}
-            cache.shapes[keys[i]] = timed[keys[i]]
+        timed = _time_shapes(groups, device, max_s, timer)
+        cache.shapes.update(timed)
         cache.save()
-    ok = {k: m for k, m in timed.items() if m["est_s"] is not None}
-
-    def units(k, m):
-        run = groups[k][0][0]
-        return float(run.config[m["key"]]) if m.get("key") and _number(run.config.get(m["key"])) else 1.0
-
-    def like(k):  # the timed shape nearest shape k
-        return min(ok, key=lambda t: _distance(groups[k][0][0].config, groups[t][0][0].config), default=None)
-
-    per_shape = {k: ok[k]["est_s"] if k in ok else None for k in keys}
-    for k in keys:
-        if k not in ok and (t := like(k)) is not None:
-            per_shape[k] = ok[t]["est_s"] / units(t, ok[t]) * units(k, ok[t])
+    per_shape = _per_shape(groups, timed)
     opened = any(m["bound"] == "open" for m in timed.values())
     total = None if opened or None in per_shape.values() else sum(per_shape[k] * len(groups[k]) for k in keys)
-    worst = max(ok.items(), key=lambda kv: kv[1]["est_s"] * len(groups[kv[0]]), default=(None, None))[1]
+    ok = [(k, m) for k, m in timed.items() if m["est_s"] is not None]
+    worst = max(ok, key=lambda kv: kv[1]["est_s"] * len(groups[kv[0]]), default=(None, None))[1]
     if opened or not worst:
         worst = next((m for m in timed.values() if m["bound"] == "open"), next(iter(timed.values()), None))
     models = sorted({str(r.config[ARCHITECTURE]) for r in o.missing if r.config.get(ARCHITECTURE) is not None})
