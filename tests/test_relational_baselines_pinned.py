@@ -71,27 +71,3 @@ def test_mnm_default_depth_and_reconstruction_before_a_pass():
     mnm = RB.MNM(2, 2, dim=4)
     assert mnm.memory0.shape == (3, 4, 4) and mnm.targets.out_features == 12
     assert mnm.reconstruction is None
-
-
-def test_three_layer_mnm_reads_its_last_layer():
-    """With three layers the read v_t and the reconstruction use the memory's last (linear) layer, not the second:
-    the documented loop, written out."""
-    torch.manual_seed(3)
-    mnm = RB.MNM(3, 2, dim=4, layers=3)
-    z = torch.randn(2, 3, 4)
-    x = mnm.tcn(z)
-    h = c = v = torch.zeros(2, 4)
-    weights = [mnm.memory0[i].expand(2, -1, -1) for i in range(3)]
-    loss = 0.0
-    for t in range(4):
-        inp = x[:, t] if t < 3 else torch.zeros(2, 4)
-        h, c = mnm.lstm(torch.cat([inp, v], -1), (h, c))
-        g, k_w, v_w, k_r = torch.tanh(mnm.heads(h)).split(4, -1)
-        weights = RB.mnm_update(weights, k_w, list(mnm.targets(v_w).split(4, -1)), torch.sigmoid(mnm.gate(g)))
-        acts = RB.mnm_activations(weights, k_w)
-        assert len(acts) == 3
-        loss = loss + (acts[2] - v_w).pow(2).mean()
-        v = RB.mnm_activations(weights, k_r)[2]
-        out = mnm.read_out(torch.cat([h, v], -1))
-    torch.testing.assert_close(mnm(z), mnm.y(out))
-    torch.testing.assert_close(mnm.reconstruction, loss / 3)

@@ -133,13 +133,16 @@ def test_mnm_update_by_hand():
         RB.mnm_update([W, W], key, [target], gate)
 
 
-def test_mnm_forward_is_its_loop():
-    torch.manual_seed(1)
-    mnm = RB.MNM(3, 2, dim=4, layers=2)
+@pytest.mark.parametrize("layers, seed", [(2, 1), (3, 3)])
+def test_mnm_forward_is_its_loop(layers, seed):
+    """The documented loop, written out; the read v_t and the reconstruction use the memory's last (linear) layer,
+    which with three layers is not the second."""
+    torch.manual_seed(seed)
+    mnm = RB.MNM(3, 2, dim=4, layers=layers)
     z = torch.randn(2, 3, 4)
     x = mnm.tcn(z)
     h = c = v = torch.zeros(2, 4)
-    weights = [mnm.memory0[i].expand(2, -1, -1) for i in range(2)]
+    weights = [mnm.memory0[i].expand(2, -1, -1) for i in range(layers)]
     loss = 0.0
     for t in range(4):
         inp = x[:, t] if t < 3 else torch.zeros(2, 4)
@@ -151,4 +154,4 @@ def test_mnm_forward_is_its_loop():
         out = mnm.read_out(torch.cat([h, v], -1))
     torch.testing.assert_close(mnm(z), mnm.y(out))
     torch.testing.assert_close(mnm.reconstruction, loss / 3)
-    assert mnm.memory0.shape == (2, 4, 4)
+    assert mnm.memory0.shape == (layers, 4, 4)
