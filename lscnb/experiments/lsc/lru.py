@@ -50,6 +50,36 @@ def lru_targets(target, length: int, depth: int):
     return {"time": length / (length + depth), "depth": depth / (length + depth)} if target == "bar" else target
 
 
+def _start_radii(model, windows: torch.Tensor) -> dict:
+    """The mean spectral radius of the stack's time and depth transitions at the middle step of ``windows``
+    (:func:`lscnb.pretrain.lru_transitions`): where the training starts."""
+    from ...pretrain import lru_transitions
+
+    model.eval()
+    with torch.no_grad():
+        jac = lru_transitions(model, windows, windows.shape[1] // 2)
+        radii = {g: float(torch.linalg.eigvals(J).abs().amax(-1).mean()) for g, J in jac.items()}
+    mean = lambda kind: float(np.mean([v for g, v in radii.items() if g.startswith(kind)]))
+    return {"time_radius": mean("time"), "depth_radius": mean("depth")}
+
+
+def _next_token_loss(m, x, y):
+    """Cross-entropy of the next tokens ``y`` under the model's logits on ``x``."""
+    return torch.nn.functional.cross_entropy(m(x).flatten(0, -2), y.reshape(-1))
+
+
+def _perplexity(m, x, y, device=None, chunk: int = 64) -> float:
+    """Perplexity of ``m`` on windows ``x`` (next tokens ``y``), in chunks of ``chunk`` windows, capped at e^50."""
+    m.eval()
+    with torch.no_grad():
+        ce = sum(
+            float(_next_token_loss(m, x[i : i + chunk].to(device), y[i : i + chunk].to(device))) * len(x[i : i + chunk])
+            for i in range(0, len(x), chunk)
+        ) / len(x)
+    m.train()
+    return math.exp(min(ce, 50.0))
+
+
 def lru_run(cfg: dict, ctx: RunContext) -> dict:
     """One initialisation of Fig. 4 / Table I: an LRU stack language model on PTB (default init, or pre-trained to
     ``target``), then trained from that same start with and without gradient clipping (``clips``); validation
@@ -57,7 +87,7 @@ def lru_run(cfg: dict, ctx: RunContext) -> dict:
     import copy
 
     from ...models.lru import DeepLRU
-    from ...pretrain import lru_transitions, pretrain_lru
+    from ...pretrain import pretrain_lru
     from ...train import fit
 
     torch.manual_seed(ctx.seed)
@@ -89,28 +119,11 @@ def lru_run(cfg: dict, ctx: RunContext) -> dict:
             progress=False,
         )
         out.update(pre_steps=hist.steps, converged=hist.converged)
-    model.eval()
-    with torch.no_grad():  # the radii the training starts from
-        jac = lru_transitions(model, _windows(train, T, 16, gen)[0], T // 2)
-        radii = {g: float(torch.linalg.eigvals(J).abs().amax(-1).mean()) for g, J in jac.items()}
-    out["time_radius"] = float(np.mean([v for g, v in radii.items() if g.startswith("time")]))
-    out["depth_radius"] = float(np.mean([v for g, v in radii.items() if g.startswith("depth")]))
+    out.update(_start_radii(model, _windows(train, T, 16, gen)[0]))
     # fixed on purpose: the same validation and test windows for every seed, so perplexities compare
     xv, yv = _windows(valid, T, cfg["eval_windows"], torch.Generator().manual_seed(1))
     xt, yt = _windows(test, T, cfg["eval_windows"], torch.Generator().manual_seed(2))
-
-    def loss(m, x, y):
-        return torch.nn.functional.cross_entropy(m(x).reshape(-1, vocab), y.reshape(-1))
-
-    def perplexity(m, x, y):
-        m.eval()
-        with torch.no_grad():
-            ce = sum(
-                float(loss(m, x[i : i + 64].to(ctx.device), y[i : i + 64].to(ctx.device))) * len(x[i : i + 64])
-                for i in range(0, len(x), 64)
-            ) / len(x)
-        m.train()
-        return math.exp(min(ce, 50.0))
+    perplexity = functools.partial(_perplexity, device=ctx.device)
 
     unclipped = None
     ckpts = part_checkpoints(ctx.checkpoint, ["clip" if c else "noclip" for c in cfg["clips"]])
@@ -126,7 +139,7 @@ def lru_run(cfg: dict, ctx: RunContext) -> dict:
         hist = fit(
             m,
             lambda k: _windows(train, T, cfg["batch"], g),
-            loss,
+            _next_token_loss,
             steps=cfg["steps"],
             lr=cfg["lr"],
             clip=clip,
