@@ -274,6 +274,62 @@ def dense_counts(cfg: dict) -> dict:
     return {"steps": cfg["epochs"] * steps_per_epoch(cfg, int(size))}
 
 
+def _pmnist_task(cfg: dict, kind: str, device, gen) -> tuple:
+    """pMNIST: the data, a :class:`Tagger` classifying from the last step, steps per epoch, and the batch, loss and
+    evaluation functions of :func:`lscnb.train.fit`."""
+    data = pmnist_data(cfg)
+    (xtr, ytr), (xva, yva), (xte, yte) = data["train"], data["valid"], data["test"]
+    model = Tagger(kind, cfg["group"], cfg["width"], 10, nu=cfg["nu"], rho=cfg["rho"]).to(device)
+
+    def batch_fn(k):
+        idx = torch.randint(len(ytr), (cfg["batch"],), generator=gen)
+        return xtr[idx].to(device), ytr[idx].to(device)
+
+    def loss_fn(m, x, y):
+        return torch.nn.functional.cross_entropy(m(x)[:, -1], y)
+
+    def eval_fn(m):
+        return {"valid_acc": classify_accuracy(m, xva, yva, device), "test_acc": classify_accuracy(m, xte, yte, device)}
+
+    return data, model, steps_per_epoch(cfg, len(ytr)), batch_fn, loss_fn, eval_fn
+
+
+def _ptb_task(cfg: dict, kind: str, device, gen) -> tuple:
+    """PTB characters: the data, a :class:`TokenTagger` predicting the next character at every step, steps per
+    epoch, and the batch, loss and evaluation functions of :func:`lscnb.train.fit`."""
+    data = ptb_data(cfg)
+    ids, V, L = data["train"], len(data["vocab"]), cfg["bptt"]
+    model = TokenTagger(kind, V, cfg["embedding"], cfg["width"], nu=cfg["nu"], rho=cfg["rho"]).to(device)
+
+    def batch_fn(k):
+        start = torch.randint(len(ids) - L - 1, (cfg["batch"], 1), generator=gen) + torch.arange(L + 1)
+        w = ids[start]
+        return w[:, :-1].to(device), w[:, 1:].to(device)
+
+    def loss_fn(m, x, y):
+        return torch.nn.functional.cross_entropy(m(x).reshape(-1, V), y.reshape(-1))
+
+    def eval_fn(m):
+        va, te = lm_scores(m, data["valid"], L, device), lm_scores(m, data["test"], L, device)
+        return {"valid_bpc": va["bpc"], "valid_acc": va["accuracy"], "test_bpc": te["bpc"], "test_acc": te["accuracy"]}
+
+    return data, model, steps_per_epoch(cfg, len(ids)), batch_fn, loss_fn, eval_fn
+
+
+def _scores(hist, task: str) -> dict:
+    """The evaluations as arrays (``eval_<metric>``), and the test score at the best validation score (bits per
+    character on PTB, accuracy on pMNIST) with its step."""
+    if not hist.evals:
+        return {}
+    ev = {k: np.array([e[k] for e in hist.evals]) for k in hist.evals[0]}
+    out = {f"eval_{k}": v for k, v in ev.items()}
+    best = int(np.argmin(ev["valid_bpc"]) if task == "ptb" else np.argmax(ev["valid_acc"]))
+    out.update({"test_acc": float(ev["test_acc"][best]), "best_step": int(ev["step"][best])})
+    if task == "ptb":
+        out["test_bpc"] = float(ev["test_bpc"][best])
+    return out
+
+
 def dense_run(cfg: dict, ctx: RunContext) -> dict:
     """Table 4.3: train one model on pMNIST (classify from the last step) or PTB characters (next-character
     prediction at every step), evaluating on the validation and test sets every ``eval_every`` steps (default:
@@ -282,48 +338,9 @@ def dense_run(cfg: dict, ctx: RunContext) -> dict:
     kind, device = cfg["model"], ctx.device
     torch.manual_seed(ctx.seed)
     gen = torch.Generator().manual_seed(ctx.seed)
-    if task == "pmnist":
-        data = pmnist_data(cfg)
-        (xtr, ytr), (xva, yva), (xte, yte) = data["train"], data["valid"], data["test"]
-        model = Tagger(kind, cfg["group"], cfg["width"], 10, nu=cfg["nu"], rho=cfg["rho"]).to(device)
-        per_epoch = steps_per_epoch(cfg, len(ytr))
-
-        def batch_fn(k):
-            idx = torch.randint(len(ytr), (cfg["batch"],), generator=gen)
-            return xtr[idx].to(device), ytr[idx].to(device)
-
-        def loss_fn(m, x, y):
-            return torch.nn.functional.cross_entropy(m(x)[:, -1], y)
-
-        def eval_fn(m):
-            return {
-                "valid_acc": classify_accuracy(m, xva, yva, device),
-                "test_acc": classify_accuracy(m, xte, yte, device),
-            }
-    elif task == "ptb":
-        data = ptb_data(cfg)
-        ids, V, L = data["train"], len(data["vocab"]), cfg["bptt"]
-        model = TokenTagger(kind, V, cfg["embedding"], cfg["width"], nu=cfg["nu"], rho=cfg["rho"]).to(device)
-        per_epoch = steps_per_epoch(cfg, len(ids))
-
-        def batch_fn(k):
-            start = torch.randint(len(ids) - L - 1, (cfg["batch"], 1), generator=gen) + torch.arange(L + 1)
-            w = ids[start]
-            return w[:, :-1].to(device), w[:, 1:].to(device)
-
-        def loss_fn(m, x, y):
-            return torch.nn.functional.cross_entropy(m(x).reshape(-1, V), y.reshape(-1))
-
-        def eval_fn(m):
-            va, te = lm_scores(m, data["valid"], L, device), lm_scores(m, data["test"], L, device)
-            return {
-                "valid_bpc": va["bpc"],
-                "valid_acc": va["accuracy"],
-                "test_bpc": te["bpc"],
-                "test_acc": te["accuracy"],
-            }
-    else:
-        raise ValueError(f"task must be 'pmnist' or 'ptb', got {task!r}")
+    data, model, per_epoch, batch_fn, loss_fn, eval_fn = {"pmnist": _pmnist_task, "ptb": _ptb_task}[task](
+        cfg, kind, device, gen
+    )
     steps = cfg["steps"] or cfg["epochs"] * per_epoch
     hist = fit(
         model,
@@ -349,17 +366,12 @@ def dense_run(cfg: dict, ctx: RunContext) -> dict:
         "steps": steps,
         "loss_start": float(np.mean(hist.loss[:10])) if hist.loss else float("nan"),
         "loss_end": float(np.mean(hist.loss[-10:])) if hist.loss else float("nan"),
+        **_scores(hist, task),
     }
-    if hist.evals:
-        ev = {k: np.array([e[k] for e in hist.evals]) for k in hist.evals[0]}
-        out.update({f"eval_{k}": v for k, v in ev.items()})
-        best = int(np.argmin(ev["valid_bpc"]) if task == "ptb" else np.argmax(ev["valid_acc"]))
-        out.update({"test_acc": float(ev["test_acc"][best]), "best_step": int(ev["step"][best])})
-        if task == "ptb":
-            out["test_bpc"] = float(ev["test_bpc"][best])
     if task == "ptb":
         out["unigram_bits"] = data["unigram_bits"]
     if kind in ("RelRNN", "RelLSTM") and not hist.diverged:  # one test sequence (Figs. B.5, B.7)
+        L = cfg.get("bptt")
         sample = data["test"][0][:1] if task == "pmnist" else data["test"][:L].unsqueeze(0)
         out["attention"] = _attention_of(model, sample, device)
         out["sample"] = sample[0].cpu().numpy()
