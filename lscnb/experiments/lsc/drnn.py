@@ -14,16 +14,37 @@ from .common import CHAPTER, DRNN_TASKS, DRNN_WIDTHS, KIND_ORDER, SIZES, _spike_
 DRNN_LR = {"sl-mnist": 1e-2, "sl-digits": 1e-2, "spike-patterns": 1e-3}  # Tab. S1 LSTM rates (ALIF: 1e-3)
 
 
+def _every_step_ce(logits: torch.Tensor, y: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
+    """Cross-entropy of the (batch, steps, classes) ``logits`` at every step against each sequence's label ``y``."""
+    steps, classes = logits.shape[1], logits.shape[-1]
+    return torch.nn.functional.cross_entropy(
+        logits.reshape(-1, classes), y.repeat_interleave(steps), reduction=reduction
+    )
+
+
+def _test_scores(m, xte: torch.Tensor, yte: torch.Tensor, encode, chunk: int = 500) -> dict:
+    """Test mode accuracy and test cross-entropy (at every step, as the training loss, per sequence) of ``m``."""
+    from ...data.spikes import mode_accuracy
+
+    dev, acc, ce = next(m.parameters()).device, 0.0, 0.0
+    for i in range(0, len(yte), chunk):
+        x, y = encode(xte[i : i + chunk]).to(dev), yte[i : i + chunk].to(dev)
+        logits = m(x)
+        acc += mode_accuracy(logits, y) * len(y)
+        ce += float(_every_step_ce(logits, y, reduction="sum")) / x.shape[1]
+    return {"accuracy": acc / len(yte), "ce": ce / len(yte)}
+
+
 def drnn_run(cfg: dict, ctx: RunContext) -> dict:
     """One cell of Fig. 3: build a d-RNN (paper initialisation), pre-train it to ``target`` (or not), then train
     it with Adam on a spike task, cross-entropy at every step; test mode accuracy."""
-    from ...data.spikes import mode_accuracy
     from ...train import fit
 
     torch.manual_seed(ctx.seed)
     xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], ctx.seed, cfg.get("limit"))
-    classes = int(ytr.max()) + 1
-    model = DRNN(cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=classes, seed=ctx.seed)
+    model = DRNN(
+        cfg["kind"], xtr.shape[-1], [cfg["width"]] * cfg["depth"], output_size=int(ytr.max()) + 1, seed=ctx.seed
+    )
     gen = torch.Generator().manual_seed(ctx.seed)
     out = {"time_radius": float("nan"), "depth_radius": float("nan"), "converged": False, "pre_steps": 0}
     if cfg["target"] is not None:
@@ -51,25 +72,8 @@ def drnn_run(cfg: dict, ctx: RunContext) -> dict:
         idx = torch.randint(len(xtr), (cfg["batch"],), generator=gen)
         return encode(xtr[idx]), ytr[idx]
 
-    def loss(m, x, y):  # cross-entropy at every step against the repeated label
-        logits = m(x)
-        return torch.nn.functional.cross_entropy(logits.reshape(-1, classes), y.repeat_interleave(x.shape[1]))
-
-    def evaluate(m):  # test mode accuracy and test cross-entropy (at every step, as the training loss)
-        dev, acc, ce = next(m.parameters()).device, 0.0, 0.0
-        for i in range(0, len(yte), 500):
-            x, y = encode(xte[i : i + 500]).to(dev), yte[i : i + 500].to(dev)
-            logits = m(x)
-            acc += mode_accuracy(logits, y) * len(y)
-            ce += (
-                float(
-                    torch.nn.functional.cross_entropy(
-                        logits.reshape(-1, classes), y.repeat_interleave(x.shape[1]), reduction="sum"
-                    )
-                )
-                / x.shape[1]
-            )
-        return {"accuracy": acc / len(yte), "ce": ce / len(yte)}
+    def loss(m, x, y):
+        return _every_step_ce(m(x), y)
 
     # pre-training and the gradient profile above ran on the CPU; training runs on ctx.device
     hist = fit(
@@ -78,7 +82,7 @@ def drnn_run(cfg: dict, ctx: RunContext) -> dict:
         loss,
         steps=cfg["steps"],
         lr=cfg["lr"],
-        eval_fn=evaluate,
+        eval_fn=lambda m: _test_scores(m, xte, yte, encode),
         device=ctx.device,
         eval_every=max(1, cfg["steps"] // 4),
         checkpoint=ctx.checkpoint,  # a resumed run pre-trains again (the same draws) and goes on from here
