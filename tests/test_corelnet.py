@@ -311,9 +311,10 @@ def test_spurious_per_model_fig_c3_and_sensory_fig_c12():
         ex._game_model("mlp", 4)
 
 
-def test_sensory_table_pairs_each_model_with_its_cat_version():
+def test_sensory_table_pairs_each_model_with_its_cat_version(monkeypatch):
     from lscnb.experiments import corelnet as ex
     from lscnb.results import Result
+    from lscnb.sweep import Collected
 
     un = [
         Result("u", {"task": t, "model": m, "seed": 0}, {"ood": a})
@@ -337,6 +338,21 @@ def test_sensory_table_pairs_each_model_with_its_cat_version():
     assert rows["unseen relations"]["relational + sensory"] == pytest.approx((0.6 + 0.4) / 2)
     assert rows["Relational Games"]["relational only"] == pytest.approx(0.8)  # mean of hexominoes and stripes
     assert rows["Relational Games"]["relational + sensory"] == pytest.approx(0.4)
+    # a replay while figure games' full runs are owed: its quick runs are not set against full sensory ones
+    col = lambda results, scale: Collected("corelnet", "f", "replay", scale, results, "cpu")  # noqa: E731
+    full, quick = (col(sens, "full"), col(un, "full"), col(gm, "quick")), (col(sens, "quick"), col(un, "quick"))
+    assert [r["panel"] for r in ex.sensory_table(*full)] == ["unseen relations"]
+    assert ex.sensory_table(*full)[0] == rows["unseen relations"]
+    assert [r["panel"] for r in ex.sensory_table(*quick, col(gm, "quick"))] == list(rows)
+    with pytest.raises(ValueError, match="no panel"):
+        ex.show_sensory(col(sens, "full"), col(un, "quick"), col(gm, "quick"))
+    shown = {}
+    monkeypatch.setattr("lscnb.plot.show", lambda fig, *cols, **kw: shown.update(panels=len(fig.axes), **kw))
+    ex.show_sensory(*full)
+    assert shown["panels"] == 1 and shown["note"].endswith(
+        "Left out here: Relational Games, whose relational-only runs are at quick scale and the relational + "
+        "sensory ones at full scale."
+    )
 
 
 def test_cat_curves_fig_c7():

@@ -342,8 +342,8 @@ FIGURES = declare(
                 what="relational only vs relational + sensory on unseen relations and Relational Games",
                 data="ESBN object images; Relational Games re-created",
                 note="cat variants of CoRelNet, CoRelNet-T and ESBN beside figures unseen's and games's runs; quick: "
-                "CoRelNet on "
-                "RMTS 3 and row matching; full: the three models, 3 tasks and 7 games (owed: needs a GPU)",
+                "CoRelNet on RMTS 3 and row matching; full: the three models, 3 tasks and 7 games; a panel is drawn "
+                "where both sides are at one scale",
             )
         ],
         subset="3 of 10 seeds, random frozen encoder",
