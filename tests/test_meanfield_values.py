@@ -139,3 +139,28 @@ def test_table_1_lstm_unrolling_corrected_and_printed():
     for seed in (0, 1):
         gaps = mf.lstm_unrolling_gaps(T=6, n=4, seed=seed)
         assert gaps["corrected"] < 1e-12 and gaps["as printed"] > 0.01
+
+
+def test_fig_1_gap_reports_the_longest_length_inside_the_trainable_band():
+    """T < 6 xi_critical: the full runs' lengths 4-1024 at xi = 74.5 put T = 256 (3.4 xi) last inside, 1024 past it."""
+    from lscnb.experiments import meanfield as ex
+    from lscnb.results import Result
+
+    acc = {4: (0.97, 0.97), 64: (0.88, 0.75), 256: (0.19, 0.39), 1024: (0.1, 0.11)}
+    col = [
+        Result(
+            f"T{T}",
+            {"length": T},
+            {"accuracy": {"standard": s, "critical": c}, "xi": {"standard": 2.0, "critical": 74.5}},
+        )
+        for T, (s, c) in acc.items()
+    ]
+    rows = ex.length_table(col)
+    assert ex.longest_trainable(rows)["T"] == 256 and ex.longest_trainable(rows[:2])["T"] == 64
+    assert ex.longest_trainable(rows[3:])["T"] == 1024  # none inside: the shortest
+    assert ex.gap_length(col) == (
+        "paper: no numbers (the standard init becomes untrainable as T grows, the critical one does not); ours at "
+        "T = 256 (3.4 ξ critical): standard 0.19, critical 0.39; at T = 1024 (13.7 ξ critical): standard 0.10, "
+        "critical 0.11"
+    )
+    assert ex.gap_length(col[:3]).endswith("T = 256 (3.4 ξ critical): standard 0.19, critical 0.39")

@@ -21,6 +21,7 @@ from .critical import (  # noqa: F401
     gap_table2,
     length_runs,
     length_table,
+    longest_trainable,
     show_curves,
     show_length,
     table2_rows,
