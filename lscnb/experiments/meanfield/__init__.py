@@ -71,7 +71,7 @@ FIGURES = declare(
                 what="accuracy vs sequence length, standard vs critical peephole LSTM",
                 data="quick: scikit-learn digits; full: real MNIST, pooled",
                 gap=gap_length,
-                note="padded digits as the task (the paper's is unstated); tied weights; full run owed",
+                note="padded digits as the task (the paper's is unstated); tied weights",
             )
         ],
         subset="padded digits as the task (the paper's Fig. 1 task is not stated); "
