@@ -11,7 +11,8 @@ from torch import nn
 from .data.text import batchify, bptt_windows
 
 
-def _loss(logits, targets):
+def next_token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of the next tokens ``targets`` (..., ) under ``logits`` (..., vocabulary)."""
     return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
@@ -33,7 +34,7 @@ def evaluate(
         if max_windows is not None and k >= max_windows:
             break
         logits, states = model(x, states)
-        total += float(_loss(logits, y)) * y.numel()
+        total += float(next_token_loss(logits, y)) * y.numel()
         correct += int((logits.argmax(-1) == y).sum())
         count += y.numel()
     model.train()

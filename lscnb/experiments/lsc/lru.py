@@ -11,6 +11,7 @@ import torch
 
 from ... import plot
 from ...config import Profile
+from ...lm import next_token_loss
 from ...runs import part_checkpoints, remove_checkpoints
 from ...sweep import Run, RunContext, gather
 from .common import CHAPTER, SIZES
@@ -65,7 +66,7 @@ def _start_radii(model, windows: torch.Tensor) -> dict:
 
 def _next_token_loss(m, x, y):
     """Cross-entropy of the next tokens ``y`` under the model's logits on ``x``."""
-    return torch.nn.functional.cross_entropy(m(x).flatten(0, -2), y.reshape(-1))
+    return next_token_loss(m(x), y)
 
 
 def _perplexity(m, x, y, device=None, chunk: int = 64) -> float:

@@ -11,6 +11,7 @@ import torch
 from ... import checks, plot
 from ...data.text import batchify, bptt_windows, load_ptb
 from ...lm import evaluate as lm_evaluate
+from ...lm import next_token_loss
 from ...models.nonnormal import NNRNNCell
 from ...sweep import Run, RunContext
 from ...train import fit
@@ -265,7 +266,7 @@ def ptb_run(cfg: dict, ctx: RunContext) -> dict:
     def loss_fn(lm, x, y):
         logits, states = lm(x[0], None if x[1] else track.carried)
         track.carried = [s.detach() for s in states]
-        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        return next_token_loss(logits, y)
 
     def evaluate(lm):  # every epoch: keep the best model; halve the rates on a plateau (the code's StepLR(0.5))
         val = lm_evaluate(lm, valid, batch=cfg["eval_batch"], length=cfg["length"], device=device)

@@ -9,6 +9,7 @@ import torch
 
 from ... import checks, plot
 from ...data import batchify, bits_per_token, bptt_windows, load_mnist, load_ptb, pixel_sequences
+from ...lm import next_token_loss
 from ...models.relevancy import Tagger, TokenTagger, attention_matrix
 from ...sweep import Run, RunContext
 from ...train import fit
@@ -307,7 +308,7 @@ def _ptb_task(cfg: dict, kind: str, device, gen) -> tuple:
         return w[:, :-1].to(device), w[:, 1:].to(device)
 
     def loss_fn(m, x, y):
-        return torch.nn.functional.cross_entropy(m(x).reshape(-1, V), y.reshape(-1))
+        return next_token_loss(m(x), y)
 
     def eval_fn(m):
         va, te = lm_scores(m, data["valid"], L, device), lm_scores(m, data["test"], L, device)
