@@ -67,11 +67,28 @@ def show(fig, *collected, data: str = "", note: str = "") -> None:
 
     display(Image(data=png(fig), format="png"))
     plt.close(fig)
-    lines = [c.caption(data=data) for c in collected]
+    lines = captions(collected, data)
     if note:
         lines.append(f"*{note}*")
     if lines:
         display(Markdown("\n\n".join(lines)))
+
+
+def captions(collected, data: str = "") -> list[str]:
+    """The provenance lines under a figure or table, one per collection of results that made it
+    (:meth:`lscnb.sweep.Collected.caption`). Where there are several, each line names its figure, and a last line
+    warns when they come at different scales (a quick figure beside a committed full one, in a replay)."""
+    collected = list({id(c): c for c in collected}.values())
+    if len(collected) < 2:
+        return [c.caption(data=data) for c in collected]
+    lines = [f"**Runs of figure `{c.figure}`:** {c.caption(data=data)}" for c in collected]
+    if len({c.scale for c in collected}) > 1:
+        names = lambda scale: ", ".join(f"`{c.figure}`" for c in collected if c.scale == scale)  # noqa: E731
+        lines.append(
+            f"*⚠ **Mixed scales:** {names('full')} at paper scale, {names('quick')} at quick (toy) scale: a "
+            "comparison across them compares training budgets as well as models.*"
+        )
+    return lines
 
 
 def grouped_bars(ax, groups, series, value, *, label=str, color=None, width: float = 0.8) -> None:
@@ -138,7 +155,7 @@ def show_table(rows: list[dict], *collected, columns: list[str] | None = None, d
     from IPython.display import Markdown, display
 
     text = (f"**{title}**\n\n" if title else "") + table(rows, columns)
-    text += "\n" + "\n\n".join(c.caption(data=data) for c in collected)
+    text += "\n" + "\n\n".join(captions(collected, data))
     display(Markdown(text))
 
 

@@ -238,6 +238,42 @@ def test_plot_show_emits_png_and_caption(stores, monkeypatch):
     assert "quick" in shown[1].data and "Data: generated" in shown[1].data
 
 
+def _build_other(scale):
+    return [sweep.Run("toy", "other", f"y{x}", _square, {"x": x, "seed": 1}) for x in range(1, 3)]
+
+
+def test_captions_name_each_figure_and_warn_of_mixed_scales(stores):
+    """One collection: its caption alone. Several: each caption led by its figure's name; a full figure beside a
+    quick one (a replay whose second figure is not committed) gets a warning naming both."""
+    from lscnb import plot
+
+    replay = config.resolve("replay")
+    sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
+    full, quick = sweep.gather(_build, replay, progress=False), sweep.gather(_build_other, replay, progress=False)
+    assert (full.scale, quick.scale) == ("full", "quick")
+    assert plot.captions([full], "d") == [full.caption(data="d")]
+    assert plot.captions([full, full]) == [full.caption()]
+    lines = plot.captions([quick, full])
+    assert lines[0] == f"**Runs of figure `other`:** {quick.caption()}"
+    assert lines[1] == f"**Runs of figure `fig`:** {full.caption()}"
+    assert "Mixed scales" in lines[2] and "`fig` at paper scale, `other` at quick" in lines[2]
+    both_quick = plot.captions([quick, sweep.gather(_build, config.resolve("quick"), progress=False)])
+    assert len(both_quick) == 2 and not any("Mixed" in line for line in both_quick)
+
+
+def test_show_table_puts_the_captions_under_the_table(stores, monkeypatch):
+    from lscnb import plot
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
+    replay = config.resolve("replay")
+    full, quick = sweep.gather(_build, replay, progress=False), sweep.gather(_build_other, replay, progress=False)
+    plot.show_table([{"a": 1}], full, quick, title="T")
+    text = shown[0].data
+    assert text.startswith("**T**") and "Runs of figure `fig`" in text and "Mixed scales" in text
+
+
 def test_grouped_bars_centre_each_series_on_its_group():
     """Three series over two groups: bars 0.8/3 wide at -w, 0, +w around ticks 0 and 1, heights by value, a nan
     for a missing bar, labels and colours by series."""

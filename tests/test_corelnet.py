@@ -355,6 +355,33 @@ def test_sensory_table_pairs_each_model_with_its_cat_version(monkeypatch):
     )
 
 
+def test_show_curves_marks_quick_points_beside_full_ones(monkeypatch):
+    """Fig. C.10 in a replay: figure mcurve_unseen's quick points (m = 0, 50) on the curve that figure unseen's full
+    run ends (m = 94) are drawn hollow, and the note says so; at one scale no point is hollow."""
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+    from lscnb.sweep import Collected
+
+    def col(ms, scale):
+        config = {"task": "rmts3", "model": "corelnet", "seed": 0}
+        runs = [Result("r", {**config, "m": m}, {"ood": 0.9, "objects": "generated"}) for m in ms]
+        return Collected("corelnet", "f", "replay", scale, runs, "cpu")
+
+    shown = {}
+
+    def show(fig, *cols, **kw):
+        lines = fig.axes[0].get_lines()
+        shown.update(kw, hollow=[ln.get_xdata().tolist() for ln in lines if ln.get_markerfacecolor() == "white"])
+
+    monkeypatch.setattr("lscnb.plot.show", show)
+    ex.show_curves(col([0, 50], "quick"), col([94], "full"), title="C.10")
+    assert shown["hollow"] == [[0, 50]] and shown["note"].endswith(
+        "Hollow markers: points at quick (toy) scale, beside paper-scale ones."
+    )
+    ex.show_curves(col([0, 50], "quick"), col([94], "quick"), title="C.10")
+    assert shown["hollow"] == [] and "Hollow" not in shown["note"]
+
+
 def test_cat_curves_fig_c7():
     from lscnb.experiments import corelnet as ex
 

@@ -231,6 +231,8 @@ def show_curves(*cols, title: str, models=None) -> None:
     labels = list(dict.fromkeys(k[1] for k in curves))
     colour = {b: f"C{i}" for i, b in enumerate(dict.fromkeys(map(_base_model, labels)))}
     ablated = lambda label: any(w in label for w in ("learned", "symmetric", "cat"))  # noqa: E731
+    quick = [c for c in cols if c.scale == "quick"]
+    mixed = 0 < len(quick) < len(cols)  # a replay that sets quick runs beside committed full ones
     fig, ax = plot.figure(len(tasks), 1, width=3.2 * len(tasks) + 1.5, height=3.2)
     for a, t in zip(ax[0], tasks):
         for label in sorted(labels, key=ablated):  # ablations drawn last, over their base model
@@ -245,6 +247,10 @@ def show_curves(*cols, title: str, models=None) -> None:
                 )
         a.axhline(1 / {**TASKS, **UNSEEN, **SEPARATED}[t][2], **plot.PAPER)
         a.set(xlabel="held-out objects m", title=t, ylim=(0, 1.05))
+        for (task, label), c in series_table(*quick, models=models).items() if mixed else ():
+            if task == t:  # the quick points of a curve that has full ones too: hollow
+                marker, edge = "s" if ablated(label) else "o", colour[_base_model(label)]
+                a.plot(list(c), list(c.values()), marker, mfc="white", mec=edge, zorder=3)
     ax[0, 0].set_ylabel("test accuracy (held-out objects)")
     ax[0, -1].legend(fontsize=7, loc="lower left")
     plot.show(
@@ -252,7 +258,8 @@ def show_curves(*cols, title: str, models=None) -> None:
         *cols,
         data=f"{cols[0][0]['objects']}",
         note=f"{title}: one colour per model, dashed for its ablation; the thesis plots these curves without "
-        "printed numbers (dashed grey: chance); compare shapes and rankings.",
+        "printed numbers (dashed grey: chance); compare shapes and rankings."
+        + (" Hollow markers: points at quick (toy) scale, beside paper-scale ones." if mixed else ""),
     )
 
 
