@@ -181,6 +181,15 @@ class Collected:
         return f"*Made by the **quick** profile (toy scale, not paper scale): {facts}.{data}*"
 
 
+def at_scale_of(first, *others) -> list:
+    """The collections of ``others`` at the scale of ``first`` (:attr:`Collected.scale`): the runs of other figures
+    that a figure may pool with its own or set beside them without mixing training budgets (in a replay, a figure
+    whose full runs are owed comes at quick scale). Where ``first`` or another has no scale (a plain list of
+    results), it passes."""
+    scale = getattr(first, "scale", None)
+    return [c for c in others if scale is None or getattr(c, "scale", scale) == scale]
+
+
 def gather(
     build: Callable[[str], list],
     profile: Profile,

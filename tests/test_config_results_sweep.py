@@ -261,6 +261,16 @@ def test_captions_name_each_figure_and_warn_of_mixed_scales(stores):
     assert len(both_quick) == 2 and not any("Mixed" in line for line in both_quick)
 
 
+def test_at_scale_of_keeps_the_collections_at_the_first_ones_scale(stores):
+    replay = config.resolve("replay")
+    sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
+    full, quick = sweep.gather(_build, replay, progress=False), sweep.gather(_build_other, replay, progress=False)
+    plain = [full[0]]
+    assert sweep.at_scale_of(full, quick, full, plain) == [full, plain]
+    assert sweep.at_scale_of(quick, quick, full) == [quick]
+    assert sweep.at_scale_of(plain, quick, full) == [quick, full]
+
+
 def test_show_table_puts_the_captions_under_the_table(stores, monkeypatch):
     from lscnb import plot
 

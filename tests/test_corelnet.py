@@ -473,6 +473,19 @@ def test_nhid_table_fig_c5():
     assert row["task"] == "identity_rules4 (m = 94)" and row["chance"] == pytest.approx(1 / 6)
     assert row["CoRelNet-nhid"] == pytest.approx(0.95) and row["CoRelNet"] == pytest.approx(0.99)
     assert np.isnan(row["ESBN"]) and row["CoRelNet-nhid parameters"] == 1912808 and row["ESBN parameters"] == 1912809
+    # a replay: figure nhid and its reference unseen at full scale, mcurve's full runs owed (quick, and with a run of
+    # CoRelNet at the extreme m): mcurve's quick runs are neither pooled with the full ones nor shown beside them
+    from lscnb.sweep import Collected
+
+    col = lambda results, scale: Collected("corelnet", "f", "replay", scale, results, "cpu")  # noqa: E731
+    mc94 = [
+        Result("c", {"task": "identity_rules4", "model": m, "m": 94, "seed": 0}, {"ood": a})
+        for m, a in (("corelnet", 0.5), ("esbn", 0.4))
+    ]
+    (row,) = ex.nhid_table(col(nh, "full"), col(un, "full"), col(mc94, "quick"))
+    assert row["CoRelNet"] == pytest.approx(0.99) and np.isnan(row["ESBN"])
+    (row,) = ex.nhid_table(col(nh, "quick"), col(un, "quick"), col(mc94, "quick"))  # one scale: all of them
+    assert row["CoRelNet"] == pytest.approx((0.99 + 0.5) / 2) and row["ESBN"] == pytest.approx(0.4)
 
 
 def test_figs_5_1_and_5_2_are_drawn_from_the_generators_and_the_model():

@@ -8,7 +8,7 @@ import numpy as np
 from ... import plot
 from ...data.relational import TASKS, UNSEEN
 from ...models.relational import esbn_count, nhid_count
-from ...sweep import Run
+from ...sweep import Run, at_scale_of
 from .common import CHAPTER, EXTREME_M, UNSEEN_M, accuracy_table, task_run
 from .curves import CURVE_LABELS
 from .unseen import unseen_run
@@ -145,10 +145,11 @@ def nhid_runs(scale: str) -> list[Run]:
 
 def nhid_table(nh, *refs) -> list[dict]:
     """Fig. C.5: one row per task of ``nh`` (figure ``nhid``): mean OOD accuracy at the extreme split of CoRelNet,
-    CoRelNet-nhid and ESBN, the first and last from the reference collections (figures ood, unseen, mcurve) where they
-    have them (NaN otherwise), with the parameter counts of Table C.3."""
+    CoRelNet-nhid and ESBN, the first and last from the reference collections (figures ood, unseen, mcurve) at
+    ``nh``'s scale where they have them (NaN otherwise: a replay does not pool quick runs with full ones), with the
+    parameter counts of Table C.3."""
     acc = {}
-    for r in [*nh, *(r for col in refs for r in col)]:
+    for r in [*nh, *(r for col in at_scale_of(nh, *refs) for r in col)]:
         t = r.config["task"]
         if r.config["model"] in ("corelnet", "corelnet_nhid", "esbn") and r.config.get(
             "m", BASELINE_M.get(t)
@@ -190,5 +191,5 @@ def show_nhid(nh, *refs) -> None:
         data=f"{nh[0]['objects']}, random frozen encoder",
         note="Fig. C.5 of the thesis prints bars only: CoRelNet-nhid (ESBN's parameter count) as good as CoRelNet, "
         "so ESBN's deficit is not for want of parameters. A missing bar: that model has no run at this "
-        "split in this profile.",
+        "split at this figure's scale (a replay leaves out the quick runs of a figure whose full runs are owed).",
     )
