@@ -190,6 +190,21 @@ def at_scale_of(first, *others) -> list:
     return [c for c in others if scale is None or getattr(c, "scale", scale) == scale]
 
 
+def pool(cols, cell: Callable) -> dict:
+    """``{cell(r): [r, ...]}`` over the results of the collections ``cols`` (a result whose ``cell`` is None is left
+    out). A cell whose runs come from collections at two scales raises: a mean of quick and full runs is neither
+    (:func:`at_scale_of` keeps the collections at one scale)."""
+    out, scales = {}, {}
+    for col in cols:
+        for r in col:
+            if (key := cell(r)) is not None:
+                out.setdefault(key, []).append(r)
+                scales.setdefault(key, set()).add(getattr(col, "scale", None))
+    if mixed := [key for key, seen in scales.items() if len(seen - {None}) > 1]:
+        raise ValueError(f"{len(mixed)} cell(s) would pool quick and full runs, e.g. {mixed[0]!r}")
+    return out
+
+
 def gather(
     build: Callable[[str], list],
     profile: Profile,

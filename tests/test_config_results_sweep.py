@@ -271,6 +271,23 @@ def test_at_scale_of_keeps_the_collections_at_the_first_ones_scale(stores):
     assert sweep.at_scale_of(plain, quick, full) == [quick, full]
 
 
+def test_pool_groups_results_and_never_pools_two_scales(stores):
+    replay = config.resolve("replay")
+    sweep.gather(_build, config.resolve("full", device="cpu"), progress=False)
+    full, quick = sweep.gather(_build, replay, progress=False), sweep.gather(_build_other, replay, progress=False)
+    odd = lambda r: r.config["x"] % 2 or None  # noqa: E731 - even x left out
+    assert {k: [r.config["x"] for r in rs] for k, rs in sweep.pool([full], odd).items()} == {1: [1, 3, 5]}
+    cells = sweep.pool([full, quick], lambda r: (r.key.split("/")[0], r.config["x"]))
+    assert len(cells) == 7 and all(
+        len(rs) == 1 for rs in cells.values()
+    )  # disjoint cells: both scales may sit side by side
+    with pytest.raises(ValueError, match="1 cell.* would pool quick and full runs"):
+        sweep.pool([full, quick], lambda r: r.config["x"] == 1 or None)
+    assert (
+        len(sweep.pool([list(full), quick], lambda r: r.config["x"] == 1 or None)[True]) == 2
+    )  # a plain list: no scale
+
+
 def test_show_table_puts_the_captions_under_the_table(stores, monkeypatch):
     from lscnb import plot
 

@@ -486,6 +486,13 @@ def test_nhid_table_fig_c5():
     assert row["CoRelNet"] == pytest.approx(0.99) and np.isnan(row["ESBN"])
     (row,) = ex.nhid_table(col(nh, "quick"), col(un, "quick"), col(mc94, "quick"))  # one scale: all of them
     assert row["CoRelNet"] == pytest.approx((0.99 + 0.5) / 2) and row["ESBN"] == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="would pool quick and full runs"):  # the tables that pool runs refuse to
+        ex.accuracy_table(col(un, "full"), col(mc94, "quick"))
+    with pytest.raises(ValueError, match="would pool quick and full runs"):
+        ex.series_table(col(un, "full"), col(mc94, "quick"))
+    sd = [Result("c", {"task": "same_different", "model": "corelnet", "m": 98, "seed": 0}, {"ood": 1.0})]
+    with pytest.raises(ValueError, match="would pool quick and full runs"):
+        ex.ablation_average(col(sd, "full"), col(sd, "quick"))
 
 
 def test_figs_5_1_and_5_2_are_drawn_from_the_generators_and_the_model():

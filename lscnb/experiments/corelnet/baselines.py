@@ -8,7 +8,7 @@ import numpy as np
 from ... import plot
 from ...data.relational import TASKS, UNSEEN
 from ...models.relational import esbn_count, nhid_count
-from ...sweep import Run, at_scale_of
+from ...sweep import Run, at_scale_of, pool
 from .common import CHAPTER, EXTREME_M, UNSEEN_M, accuracy_table, task_run
 from .curves import CURVE_LABELS
 from .unseen import unseen_run
@@ -148,13 +148,13 @@ def nhid_table(nh, *refs) -> list[dict]:
     CoRelNet-nhid and ESBN, the first and last from the reference collections (figures ood, unseen, mcurve) at
     ``nh``'s scale where they have them (NaN otherwise: a replay does not pool quick runs with full ones), with the
     parameter counts of Table C.3."""
-    acc = {}
-    for r in [*nh, *(r for col in at_scale_of(nh, *refs) for r in col)]:
-        t = r.config["task"]
-        if r.config["model"] in ("corelnet", "corelnet_nhid", "esbn") and r.config.get(
-            "m", BASELINE_M.get(t)
-        ) == BASELINE_M.get(t):
-            acc.setdefault((t, r.config["model"]), []).append(r["ood"])
+
+    def cell(r):
+        t, model = r.config["task"], r.config["model"]
+        if model in ("corelnet", "corelnet_nhid", "esbn") and r.config.get("m", BASELINE_M.get(t)) == BASELINE_M.get(t):
+            return t, model
+
+    acc = {k: [r["ood"] for r in rs] for k, rs in pool([nh, *at_scale_of(nh, *refs)], cell).items()}
     rows = []
     for t in dict.fromkeys(r.config["task"] for r in nh):
         _, T, classes = {**TASKS, **UNSEEN}[t]

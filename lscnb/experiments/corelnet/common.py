@@ -28,7 +28,7 @@ from ...models.relational import (
 )
 from ...models.relational_baselines import MNM, NTM, RelationNetwork
 from ...runs import twin
-from ...sweep import RunContext
+from ...sweep import RunContext, pool
 from ...train import fit
 
 CHAPTER = "corelnet"
@@ -313,12 +313,10 @@ CURVE_MODELS = {
 
 
 def accuracy_table(*cols) -> dict:
-    """``{(task, model): mean OOD accuracy over seeds}`` over the given collections."""
-    out = {}
-    for col in cols:
-        for r in col:
-            out.setdefault((r.config["task"], r.config["model"]), []).append(r["ood"])
-    return {k: float(np.mean(v)) for k, v in out.items()}
+    """``{(task, model): mean OOD accuracy over seeds}`` over the given collections (never across scales:
+    :func:`lscnb.sweep.pool`)."""
+    cells = pool(cols, lambda r: (r.config["task"], r.config["model"]))
+    return {k: float(np.mean([r["ood"] for r in rs])) for k, rs in cells.items()}
 
 
 CAT_PAIRS = {"corelnet": "cat", "corelnet_t": "corelnet_t_cat", "esbn": "esbn_cat"}

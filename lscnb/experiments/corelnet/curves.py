@@ -11,7 +11,7 @@ from ... import plot
 from ...data.relational import SEPARATED, TASKS, UNSEEN, colours, split
 from ...models.relational import Encoded, encode_colours, encode_objects
 from ...runs import twin
-from ...sweep import Run, RunContext
+from ...sweep import Run, RunContext, pool
 from .common import (
     CAT_PAIRS,
     CHAPTER,
@@ -202,17 +202,19 @@ CURVE_LABELS = {
 
 def series_table(*cols, models=None) -> dict:
     """``{(task, label): {m: mean OOD accuracy over seeds}}`` over the collections (only ``models`` if given); the label
-    names the model and, for runs behind an image encoder, the encoder (``"CoRelNet, learned encoder"``)."""
+    names the model and, for runs behind an image encoder, the encoder (``"CoRelNet, learned encoder"``). A point
+    never pools runs of two scales (:func:`lscnb.sweep.pool`)."""
+
+    def cell(r):
+        c = r.config
+        if models is None or c["model"] in models:
+            label = CURVE_LABELS[c["model"]] + (f", {c['encoder']} encoder" if "encoder" in c else "")
+            return c["task"], label, c["m"]
+
     out = {}
-    for col in cols:
-        for r in col:
-            if models is not None and r.config["model"] not in models:
-                continue
-            label = CURVE_LABELS[r.config["model"]] + (
-                f", {r.config['encoder']} encoder" if "encoder" in r.config else ""
-            )
-            out.setdefault((r.config["task"], label), {}).setdefault(r.config["m"], []).append(r["ood"])
-    return {k: {m: float(np.mean(v)) for m, v in sorted(d.items())} for k, d in out.items()}
+    for (task, label, m), rs in pool(cols, cell).items():
+        out.setdefault((task, label), {})[m] = float(np.mean([r["ood"] for r in rs]))
+    return {k: dict(sorted(d.items())) for k, d in out.items()}
 
 
 def _base_model(label: str) -> str:
@@ -288,13 +290,13 @@ def ablation_average(*cols) -> list[dict]:
     """Fig. 5.4 as the thesis averages it: for each panel (:data:`ABLATION_PAIRS`, and random vs learned encoder), the
     mean OOD accuracy at the extreme split of the base models and of their ablated versions over the (model, task)
     cells that both sides have, from the curves' runs (figures mcurve, mcurve_cat, mcurve_sym, mcurve_encoder)."""
-    acc = {}
-    for col in cols:
-        for r in col:
-            c = r.config
-            if c["task"] in EXTREME_M and c["m"] == EXTREME_M[c["task"]]:
-                model = c["model"] + (f"@{c['encoder']}" if "encoder" in c else "")
-                acc.setdefault((model, c["task"]), []).append(r["ood"])
+
+    def cell(r):
+        c = r.config
+        if c["task"] in EXTREME_M and c["m"] == EXTREME_M[c["task"]]:
+            return c["model"] + (f"@{c['encoder']}" if "encoder" in c else ""), c["task"]
+
+    acc = {k: [r["ood"] for r in rs] for k, rs in pool(cols, cell).items()}
     panels = {
         **ABLATION_PAIRS,
         "random encoder vs learned encoder": {f"{m}@random": f"{m}@learned" for m in ENCODER_MODELS},
