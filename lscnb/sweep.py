@@ -219,55 +219,29 @@ def gather(
     full runs when all are present, and otherwise computes the quick ones and marks the figure as such.
     ``subset`` states what the full profile leaves out of the paper's set-up (fewer seeds, say).
     """
+
+    def collected(runs, scale: str, results: list, device: str, missing: int = 0) -> Collected:
+        """``results`` at ``scale`` for ``runs`` (the figure's runs at the profile's scale, or its full ones)."""
+        first = runs[0]
+        return Collected(
+            first.chapter, first.figure, profile.name, scale, results, device, missing, len(runs), subset, profile.seed
+        )
+
     if profile.is_replay:
         full_runs = build("full")
         if not full_runs:
             raise ValueError("build('full') returned no runs")
-        first = full_runs[0]
-        store = store_for("full", first.chapter)
+        store = store_for("full", full_runs[0].chapter)
         present = [r for r in full_runs if store.has(r.key)]
         if len(present) == len(full_runs):
             results = [store.load(r.key) for r in full_runs]
             # committed results are replayed as committed: the reader's SEED does not reach them (the caption says so)
-            return Collected(
-                first.chapter,
-                first.figure,
-                "replay",
-                "full",
-                results,
-                results[0].provenance.get("device_name", "?"),
-                0,
-                len(full_runs),
-                subset,
-                profile.seed,
-            )
-        quick_runs = build("quick")
-        results = run_sweep(quick_runs, profile, scale="quick", force=force, progress=progress)
-        return Collected(
-            first.chapter,
-            first.figure,
-            "replay",
-            "quick",
-            results,
-            device_name(profile.device),
-            len(full_runs) - len(present),
-            len(full_runs),
-            subset,
-            profile.seed,
-        )
+            return collected(full_runs, "full", results, results[0].provenance.get("device_name", "?"))
+        results = run_sweep(build("quick"), profile, scale="quick", force=force, progress=progress)
+        missing = len(full_runs) - len(present)
+        return collected(full_runs, "quick", results, device_name(profile.device), missing)
     runs = build(profile.scale)
     if not runs:
         raise ValueError(f"build({profile.scale!r}) returned no runs")
     results = run_sweep(runs, profile, force=force, progress=progress)
-    return Collected(
-        runs[0].chapter,
-        runs[0].figure,
-        profile.name,
-        profile.scale,
-        results,
-        device_name(profile.device),
-        0,
-        len(runs),
-        subset,
-        profile.seed,
-    )
+    return collected(runs, profile.scale, results, device_name(profile.device))
