@@ -233,7 +233,7 @@ def show_curves(*cols, title: str, models=None) -> None:
     labels = list(dict.fromkeys(k[1] for k in curves))
     colour = {b: f"C{i}" for i, b in enumerate(dict.fromkeys(map(_base_model, labels)))}
     ablated = lambda label: any(w in label for w in ("learned", "symmetric", "cat"))  # noqa: E731
-    quick = [c for c in cols if c.scale == "quick"]
+    quick = [c for c in cols if getattr(c, "scale", None) == "quick"]
     mixed = 0 < len(quick) < len(cols)  # a replay that sets quick runs beside committed full ones
     fig, ax = plot.figure(len(tasks), 1, width=3.2 * len(tasks) + 1.5, height=3.2)
     for a, t in zip(ax[0], tasks):
