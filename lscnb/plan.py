@@ -8,7 +8,7 @@ Calibration (:mod:`lscnb.timing`). The runs of a figure that differ only by thei
 timed for a few seconds at shrunk counts and full sizes, and the time is scaled to its full counts. A figure's shapes
 are timed largest first, then most different (:func:`_diverse`), as many as fit its calibration time, and each
 architecture at least once; each untimed shape takes the time per unit of the timed shape nearest it
-(:func:`_distance`).
+(:func:`_distance`): per step counted, and per unit of length (a sequence's, a stack's depth: :func:`_work`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .timing import _number, measure, time_run
+from .timing import PER_EPOCH, WINDOW, _number, measure, time_run
 
 SEEDS = ("seed", "seed_offset")  # runs that differ only in these share a shape
+LENGTHS = ("T", "length", "lag", "depth")  # a step's work grows with these (_work); a figure whose runs' length
+# other entries set (Fig. 3 of meanfield: repetitions, digits) states it in its data_counts
 ARCHITECTURE = "model"  # the config entry that names a run's architecture, in every chapter
 CHUNK_S = 540.0  # 9 minutes: one command of the plan
 CPU_LIMIT_S = 3600.0  # a figure above this on the CPU is marked GPU
@@ -189,14 +191,26 @@ def _time_shapes(groups: dict, device: str, max_s: float, timer) -> dict:
     return timed
 
 
+def _work(config: dict) -> float:
+    """A run's work per counted step, up to a constant: the product of its length-like entries (:data:`LENGTHS`: a
+    sequence's length, a stack's depth). A language model's window is not one: its epoch counts tokens
+    (``lscnb.timing.WINDOW``), however they are cut."""
+    tokens = any(k in config for k in PER_EPOCH)
+    return math.prod(
+        float(v) for k, v in config.items() if k in LENGTHS and _number(v) and v > 0 and not (tokens and k in WINDOW)
+    )
+
+
 def _per_shape(groups: dict, timed: dict) -> dict:
     """Each shape's seconds a run: its own timing's, else the timed shape nearest it (:func:`_distance`) at that
-    one's time per unit of its scaled entry; None where nothing was timed to an end."""
+    one's time per unit of its scaled entry and of its work per step (:func:`_work`: a copy task's lag of 10,000
+    costs 25 times the time of one of 400); None where nothing was timed to an end."""
     ok = {k: m for k, m in timed.items() if m["est_s"] is not None}
     config = lambda k: groups[k][0][0].config
 
     def units(k, m):
-        return float(config(k)[m["key"]]) if m.get("key") and _number(config(k).get(m["key"])) else 1.0
+        count = float(config(k)[m["key"]]) if m.get("key") and _number(config(k).get(m["key"])) else 1.0
+        return count * _work(config(k))
 
     per_shape = {k: ok[k]["est_s"] if k in ok else None for k in groups}
     for k in groups:

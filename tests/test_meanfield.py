@@ -390,3 +390,19 @@ def test_cifar10_reads_pickled_batches_and_fails_clearly_offline(tmp_path, monke
     assert seq.shape == (2, 1024, 3) and abs(float(seq.mean())) < 1e-5
     with pytest.raises(ValueError, match="split"):
         cifar.load_cifar10("valid")
+
+
+def test_curve_counts_give_the_length_the_runs_unroll_to():
+    """Fig. 3's data_counts (the plan's work per step) equal the length of the sequences a run feeds its LSTM:
+    MNIST's 784 pixels (scikit-learn's 64) per digit, repeated and cut into steps of ``dim``."""
+    from lscnb.data.padded import concatenated_digits, replicated_pixels
+    from lscnb.experiments.meanfield import curve_counts, curve_runs
+
+    y = torch.tensor([0, 1, 0, 1])
+    for scale, pixels in (("full", 784), ("quick", 64)):
+        x = torch.zeros(4, pixels)
+        for run in curve_runs(scale):
+            c = run.config
+            flat = x if c["task"] == "replicated" else concatenated_digits(x, y, c["digits"], 2)[0]
+            assert replicated_pixels(flat, c["repeat"], c["dim"]).shape[1] == curve_counts(c)["length"], c
+    assert [curve_counts(r.config)["length"] for r in curve_runs("full")] == [112, 560, 2240, 70, 210, 560]

@@ -85,6 +85,22 @@ def test_an_untimed_shape_takes_the_time_of_its_architecture_before_that_of_its_
     assert (plan._distance(untimed, same_model), plan._distance(untimed, same_task)) == (1, 2)
 
 
+def test_an_untimed_shape_scales_by_its_counts_and_its_length():
+    """Shapes of one model that differ in the copy task's lag (400 timed at 10 s for 1,000 steps) and in steps: a lag
+    of 10,000 costs 25 times as much a step, 2,000 steps twice as much; a language model's window (its epoch counts
+    tokens) and a width do not scale it."""
+    shape = lambda **c: [(Run("planfake", "a", "r", fake_run, {"model": "rnn", "steps": 1000, **c}), {})]  # noqa: E731
+    groups = {"t": shape(lag=400), "long": shape(lag=10000), "more": shape(lag=400, steps=2000)}
+    groups |= {"wide": shape(lag=400, width=1024), "two": shape(lag=400, depth=2)}
+    timed = {"t": {"est_s": 10.0, "key": "steps"}}
+    per = plan._per_shape(groups, timed)
+    assert per == pytest.approx({"t": 10.0, "long": 250.0, "more": 20.0, "wide": 10.0, "two": 20.0})
+    lm = {"model": "lstm", "epochs": 40, "n_train": 929589, "length": 150}
+    assert plan._work(lm) == plan._work({**lm, "length": 300}) == 1.0
+    assert plan._work({"model": "x", "T": 500, "depth": 3, "repeat": 20}) == 1500.0
+    assert plan._work({"T": 0, "name": "a"}) == 1.0
+
+
 @pytest.mark.parametrize(
     "text,seconds", [("40m", 2400), ("1h30m", 5400), ("90s", 90), ("2", 120), ("2.5h", 9000), (" 9M ", 540)]
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ...figures import Figure, Item, declare
 from .common import CHAPTER  # noqa: F401
 from .critical import (  # noqa: F401
+    curve_counts,
     curve_runs,
     curves_table,
     gap_curves,
@@ -105,6 +106,7 @@ FIGURES = declare(
         "curves",
         curve_runs,
         smoke=dict(source="sklearn", limit=300, dim=8, repeat=1, probe=16, every=2),
+        data_counts=curve_counts,
         items=[
             Item(
                 source="Fig. 3",

@@ -212,6 +212,14 @@ def curve_run(cfg: dict, ctx: RunContext) -> dict:
     return out
 
 
+def curve_counts(cfg: dict) -> dict:
+    """The sequence length of a Fig. 3 run, which its data set sets: every pixel of its ``digits`` (one digit when
+    replicated) repeated ``repeat`` times, ``dim`` values a step (784 pixels an MNIST digit, 64 a scikit-learn one).
+    The plan scales an untimed run's cost by it (:func:`lscnb.plan._work`)."""
+    pixels = 784 if cfg["source"] == "mnist" else 64
+    return {"length": pixels * cfg["repeat"] * cfg.get("digits", 1) // cfg["dim"]}
+
+
 def curve_runs(scale: str) -> list[Run]:
     s = SIZES[scale]
     common = dict(
