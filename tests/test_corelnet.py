@@ -558,6 +558,39 @@ def test_fig_5_4_three_model_average():
     assert ex.ablation_average([]) == []
 
 
+def test_fig_5_4_leaves_out_the_cells_whose_sides_come_at_two_scales(monkeypatch):
+    """A replay with figure mcurve committed at full scale and mcurve_cat, mcurve_sym, mcurve_encoder owed (quick):
+    the relational-only and symmetric sides are full, their ablations quick, so those two panels are left out and
+    the note says so; the encoder panel (both sides quick) stays; no panel left is an error."""
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+    from lscnb.sweep import Collected
+
+    def res(model, task, m, ood, **extra):
+        return Result("r", {"task": task, "model": model, "m": m, "seed": 0, **extra}, {"ood": ood, "objects": "x"})
+
+    col = lambda results, scale: Collected("corelnet", "f", "replay", scale, results, "cpu")  # noqa: E731
+    mc = col([res("corelnet", "same_different", 98, 1.0), res("corelnet_t", "rmts", 95, 0.8)], "full")
+    mk, ms = (
+        col([res("cat", "same_different", 98, 0.5)], "quick"),
+        col([res("asym_corelnet_t", "rmts", 95, 0.6)], "quick"),
+    )
+    me = col([res("corelnet", "dist3", 95, 0.9, encoder=e) for e in ("random", "learned")], "quick")
+    assert [r["panel"] for r in ex.ablation_average(mc, mk, ms, me)] == ["random encoder vs learned encoder"]
+    shown = {}
+    monkeypatch.setattr("lscnb.plot.show", lambda fig, *cols, **kw: shown.update(kw))
+    ex.show_ablation_average(mc, mk, ms, me)
+    assert "Left out of relational only vs relational + sensory: 1 (model, task) cell(s)" in shown["note"]
+    assert (
+        "Left out of symmetric vs asymmetric: 1" in shown["note"]
+        and "random encoder vs learned" not in (shown["note"].split("Left out")[-1])
+    )
+    quick = [col(list(c), "quick") for c in (mc, mk, ms)]
+    assert len(ex.ablation_average(*quick, me)) == 3  # all at one scale: the three panels
+    with pytest.raises(ValueError, match="no panel of Fig. 5.4"):
+        ex.show_ablation_average(mc, mk, ms)
+
+
 def test_curve_labels_map_to_their_base_model():
     from lscnb.experiments import corelnet as ex
 

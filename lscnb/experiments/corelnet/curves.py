@@ -286,10 +286,10 @@ ABLATION_PAIRS = {
 """Fig. 5.4's left and middle panels: each base model and its ablated version."""
 
 
-def ablation_average(*cols) -> list[dict]:
-    """Fig. 5.4 as the thesis averages it: for each panel (:data:`ABLATION_PAIRS`, and random vs learned encoder), the
-    mean OOD accuracy at the extreme split of the base models and of their ablated versions over the (model, task)
-    cells that both sides have, from the curves' runs (figures mcurve, mcurve_cat, mcurve_sym, mcurve_encoder)."""
+def _ablation_cells(*cols) -> tuple[dict, dict, dict]:
+    """Fig. 5.4's cells at the extreme split: ``acc`` ``{(model[@encoder], task): [OOD accuracy per seed]}``, and per
+    panel the (base, ablated, task) cells that both sides have at one scale, and those whose sides come at two
+    scales (a replay while one side's figure is owed: two set-ups, not two models; left out)."""
 
     def cell(r):
         c = r.config
@@ -297,13 +297,27 @@ def ablation_average(*cols) -> list[dict]:
             return c["model"] + (f"@{c['encoder']}" if "encoder" in c else ""), c["task"]
 
     acc = {k: [r["ood"] for r in rs] for k, rs in pool(cols, cell).items()}
+    scale = {cell(r): getattr(col, "scale", None) for col in cols for r in col if cell(r) is not None}
     panels = {
         **ABLATION_PAIRS,
         "random encoder vs learned encoder": {f"{m}@random": f"{m}@learned" for m in ENCODER_MODELS},
     }
-    rows = []
+    kept, mixed = {}, {}
     for panel, pairs in panels.items():
-        cells = [(a, b, t) for a, b in pairs.items() for t in EXTREME_M if (a, t) in acc and (b, t) in acc]
+        both = [(a, b, t) for a, b in pairs.items() for t in EXTREME_M if (a, t) in acc and (b, t) in acc]
+        kept[panel] = [(a, b, t) for a, b, t in both if scale[(a, t)] == scale[(b, t)]]
+        mixed[panel] = [(a, b, t) for a, b, t in both if scale[(a, t)] != scale[(b, t)]]
+    return acc, kept, mixed
+
+
+def ablation_average(*cols) -> list[dict]:
+    """Fig. 5.4 as the thesis averages it: for each panel (:data:`ABLATION_PAIRS`, and random vs learned encoder), the
+    mean OOD accuracy at the extreme split of the base models and of their ablated versions over the (model, task)
+    cells that both sides have at one scale (:func:`_ablation_cells`), from the curves' runs (figures mcurve,
+    mcurve_cat, mcurve_sym, mcurve_encoder)."""
+    acc, kept, _ = _ablation_cells(*cols)
+    rows = []
+    for panel, cells in kept.items():
         if cells:
             first, second = panel.split(" vs ")
             rows.append(
@@ -321,6 +335,9 @@ def ablation_average(*cols) -> list[dict]:
 def show_ablation_average(*cols) -> None:
     """Fig. 5.4's three panels from :func:`ablation_average`: two bars each."""
     rows = ablation_average(*cols)
+    if not rows:
+        raise ValueError("no panel of Fig. 5.4 has both sides at one scale: run its figures at one scale")
+    mixed = {panel: cells for panel, cells in _ablation_cells(*cols)[2].items() if cells}
     fig, ax = plot.figure(len(rows), 1, width=3.3 * len(rows) + 1, height=3.2)
     for a, r in zip(ax[0], rows):
         first, second = r["panel"].split(" vs ")
@@ -335,7 +352,11 @@ def show_ablation_average(*cols) -> None:
         data=f"{cols[0][0]['objects']}",
         note="Fig. 5.4 averaged as in the thesis over the models each panel has here: "
         + "; ".join(f"{r['panel']}: {r['models']} on {r['tasks']}" for r in rows)
-        + ". The thesis prints bars only.",
+        + ". The thesis prints bars only."
+        + "".join(
+            f" Left out of {panel}: {len(cells)} (model, task) cell(s) whose two sides come at different scales."
+            for panel, cells in mixed.items()
+        ),
     )
 
 
