@@ -137,10 +137,11 @@ def heatmap(
 
 
 def table(rows: list[dict], columns: list[str] | None = None, floatfmt: str = "{:.4g}") -> str:
-    """A Markdown table of ``rows`` (dicts), for paper-vs-ours comparisons."""
+    """A Markdown table of ``rows`` (dicts), for paper-vs-ours comparisons; the columns are every key of the rows, in
+    the order they first appear (a row without one leaves its cell blank)."""
     if not rows:
         return ""
-    columns = columns or list(rows[0])
+    columns = columns or list(dict.fromkeys(k for r in rows for k in r))
 
     def cell(v) -> str:  # a pipe inside a cell (|λ_k|, |H|) would end it: escape it; a newline would end the row
         text = floatfmt.format(v) if isinstance(v, float) else str(v)

@@ -408,3 +408,14 @@ def test_seed_list_and_caption_name_the_seeds(stores):
     assert [r.key for r in at3] == [r.key for r in at0] and "SEED = 3 does not change committed" in at3.caption()
     quick = sweep.gather(_build, config.resolve("quick", seed=3), progress=False)
     assert "seeds 4;" in quick.caption() and [r.config.get("seed_offset") for r in quick] == [3, 3, 3]
+
+
+def test_markdown_table_shows_every_rows_columns():
+    """Rows with different keys (Fig. 5.4's panels, curves whose tasks have other m): every key gets a column, in
+    the order it first appears, and a row without it a blank cell (the first row's keys alone hid the others)."""
+    from lscnb.plot import table
+
+    text = table([{"panel": "a", "x": 1}, {"panel": "b", "y": 2.5}])
+    assert text.splitlines()[0] == "| panel | x | y |"
+    assert text.splitlines()[2:] == ["| a | 1 |  |", "| b |  | 2.5 |"]
+    assert table([{"panel": "a", "x": 1}, {"panel": "b", "y": 2}], columns=["panel"]).splitlines()[0] == "| panel |"

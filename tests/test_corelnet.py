@@ -380,6 +380,17 @@ def test_show_curves_marks_quick_points_beside_full_ones(monkeypatch):
     )
     ex.show_curves(col([0, 50], "quick"), col([94], "quick"), title="C.10")
     assert shown["hollow"] == [] and "Hollow" not in shown["note"]
+    other = Collected(
+        "corelnet",
+        "g",
+        "quick",
+        "quick",
+        [Result("r", {"task": "same_diff6", "model": "mlp", "m": 98, "seed": 0}, {"ood": 0.5})],
+        "cpu",
+    )
+    rows = ex.curve_rows(col([94, 0], "quick"), other)  # every m a column, sorted; blank where a series has no run
+    assert [list(r) for r in rows] == [["task", "model", "m = 0", "m = 94", "m = 98"]] * 2
+    assert (rows[0]["m = 98"], rows[1]["m = 0"], rows[1]["m = 98"]) == ("", "", 0.5)
 
 
 def test_cat_curves_fig_c7():

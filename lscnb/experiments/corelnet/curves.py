@@ -266,11 +266,11 @@ def show_curves(*cols, title: str, models=None) -> None:
 
 
 def curve_rows(*cols, models=None) -> list[dict]:
-    """One table row per (task, series): accuracy at each m."""
-    return [
-        {"task": t, "model": label, **{f"m = {m}": a for m, a in c.items()}}
-        for (t, label), c in series_table(*cols, models=models).items()
-    ]
+    """One table row per (task, series): accuracy at each m, a column for every m of any series (blank where a
+    series has no run at that m)."""
+    series = series_table(*cols, models=models)
+    ms = sorted({m for c in series.values() for m in c})
+    return [{"task": t, "model": label, **{f"m = {m}": c.get(m, "") for m in ms}} for (t, label), c in series.items()]
 
 
 def curve_drop(*cols, models=None) -> dict:
