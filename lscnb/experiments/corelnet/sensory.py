@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import plot
 from ...data.relational_games import GAMES
-from ...sweep import Run
+from ...sweep import Run, at_scale_of
 from .common import CAT_PAIRS, CHAPTER, CURVE_MODELS, UNSEEN_M
 from .games import GAMES_SIZES, TABLE_5_1, games_run
 from .unseen import UNSEEN_SIZES, unseen_run
@@ -78,9 +78,9 @@ def _panels(sens, un, gm) -> tuple[list, list]:
     ``unseen`` or ``games``) is at the scale of ``sens``, and the others. Full relational + sensory runs against
     quick relational-only ones (a replay while one side's full runs are owed) would compare two set-ups, not two
     models."""
-    same = lambda col: getattr(col, "scale", None) == getattr(sens, "scale", None)
+    kept = [id(c) for c in at_scale_of(sens, un, gm)]
     both = [("unseen relations", un), ("Relational Games", gm)]
-    return [p for p in both if same(p[1])], [p for p in both if not same(p[1])]
+    return [p for p in both if id(p[1]) in kept], [p for p in both if id(p[1]) not in kept]
 
 
 def sensory_table(sens, un, gm) -> list[dict]:
