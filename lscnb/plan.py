@@ -56,7 +56,8 @@ def parse_duration(text: str) -> float:
 
 @dataclass
 class Owed:
-    """A figure whose full-profile runs are not all committed: its paper items and its missing runs."""
+    """A figure whose full-profile runs are not all committed: its paper items, its missing runs and (``every``) all
+    its full runs, committed ones too."""
 
     chapter: str
     figure: str
@@ -64,6 +65,7 @@ class Owed:
     runs: int
     missing: list
     module: object = field(default=None, repr=False)
+    every: list = field(default_factory=list, repr=False)
 
 
 def owed(chapter_names=None) -> list[Owed]:
@@ -88,7 +90,7 @@ def owed_in(name: str, module) -> list[Owed]:
         store = store_for("full", runs[0].chapter)
         missing = [r for r in runs if not store.has(r.key)]
         n_items = sum(f == figure for _, f in items(module))
-        out.append(Owed(name, figure, n_items, len(runs), missing, module))
+        out.append(Owed(name, figure, n_items, len(runs), missing, module, runs))
     return out
 
 
@@ -159,13 +161,14 @@ def _diverse(configs: list[dict]) -> list[int]:
     return order
 
 
-def _shapes(o: Owed) -> dict[str, list]:
-    """Owed figure ``o``'s missing runs by shape (their config up to the seed, and their shrunk entries): ``{digest:
-    [(run, smoke entries), ...]}``; a run whose data set sets its length gets that length in its config."""
+def _shapes(o: Owed, runs=None) -> dict[str, list]:
+    """Owed figure ``o``'s ``runs`` (default: its missing ones) by shape (their config up to the seed, and their
+    shrunk entries): ``{digest: [(run, smoke entries), ...]}``; a run whose data set sets its length gets that length
+    in its config."""
     from .figures import data_counts, smoke_entries
 
     groups: dict[str, list] = {}
-    for run in o.missing:
+    for run in o.missing if runs is None else runs:
         if counts := data_counts(o.module, o.figure, run.config):  # a run's length its data set sets, made explicit
             run = replace(run, config={**run.config, **counts})
         smoke = smoke_entries(o.module, o.figure, run.config)
@@ -222,26 +225,31 @@ def _per_shape(groups: dict, timed: dict) -> dict:
 def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, recalibrate=False, timer=time_run):
     """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds, and each
     architecture (config entry ``model``) at least once with ``max_s`` of its own (or read from ``cache``), each
-    untimed shape at the time per unit of the timed shape nearest it. A JSON-able dict."""
+    untimed shape at the time per unit of the timed shape nearest it. A cached timing of a shape whose runs are now
+    committed still prices its untimed neighbours. A JSON-able dict."""
     from .runs import group_key
 
     groups = _shapes(o)
     keys = list(groups)
-    timed = {k: cache.shapes[k] for k in keys if k in cache.shapes and not recalibrate}
-    cached = bool(timed)
-    if not cached:
+    known = {**_shapes(o, o.every), **groups}  # all the figure's shapes: any of them may hold a cached timing
+    cached = not recalibrate and any(k in cache.shapes for k in keys)
+    if cached:
+        timed = {k: cache.shapes[k] for k in known if k in cache.shapes}
+    else:
         timed = _time_shapes(groups, device, max_s, timer)
         cache.shapes.update(timed)
         cache.save()
-    per_shape = _per_shape(groups, timed)
-    opened = any(m["bound"] == "open" for m in timed.values())
-    total = None if opened or None in per_shape.values() else sum(per_shape[k] * len(groups[k]) for k in keys)
+    per_shape = _per_shape(known, timed)
+    opened = any(timed[k]["bound"] == "open" for k in keys if k in timed)  # a committed shape's does not count
+    total = None if opened or None in [per_shape[k] for k in keys] else sum(per_shape[k] * len(groups[k]) for k in keys)
     ok = [(k, m) for k, m in timed.items() if m["est_s"] is not None]
-    worst = max(ok, key=lambda kv: kv[1]["est_s"] * len(groups[kv[0]]), default=(None, None))[1]
+    worst = max(ok, key=lambda kv: kv[1]["est_s"] * len(groups.get(kv[0], ())), default=(None, None))[1]
     if opened or not worst:
-        worst = next((m for m in timed.values() if m["bound"] == "open"), next(iter(timed.values()), None))
+        worst = next(
+            (timed[k] for k in keys if timed.get(k, {}).get("bound") == "open"), next(iter(timed.values()), None)
+        )
     models = sorted({str(r.config[ARCHITECTURE]) for r in o.missing if r.config.get(ARCHITECTURE) is not None})
-    costed = {str(groups[k][0][0].config.get(ARCHITECTURE)) for k in timed}
+    costed = {str(known[k][0][0].config.get(ARCHITECTURE)) for k in timed}
     untimed = [m for m in models if m not in costed]  # never timed, at another one's cost: no bound either way
     bound = "~" if untimed else figure_bound(m["bound"] for m in timed.values())
     return {

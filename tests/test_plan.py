@@ -267,6 +267,26 @@ def test_an_architecture_the_cache_never_timed_is_named_and_leaves_no_bound(tmp_
     assert both["bound"] == "~" and math.isclose(both["est_s"], 2 * first["est_s"])
 
 
+def test_a_committed_shapes_timing_still_prices_its_untimed_neighbours(tmp_path):
+    """A plan timed shapes a (the fast model, 1,000 steps) and c (the slow one) and priced b (fast, 3,000 steps) from
+    a. Once a's runs are committed, b keeps a's rate from the cache, not the slow model's (the one shape left timed),
+    and nothing is timed again (``timer=None`` would fail)."""
+    spec = (("a", 1000, "fast"), ("b", 3000, "fast"), ("c", 1000, "slow"))
+    runs = {n: Run("planfake", "a", n, fake_run, {"steps": k, "model": m, "seed": 0}) for n, k, m in spec}
+    every = list(runs.values())
+    timer = lambda run, cfg, d, s: (0.1 if cfg["model"] == "fast" else 1.0) * cfg["steps"]  # noqa: E731
+    cache = plan.Cache(tmp_path / "c.json", "cpu", "test", 1)
+    first = plan.calibrate(
+        plan.Owed("ch", "a", 1, 3, [runs["a"], runs["c"]], _chapter(), every), "cpu", cache, 5.0, timer=timer
+    )
+    est = {n: c["est_s"] for c in first["calibrations"] for n, r in runs.items() if c["run"] == r.key}
+    assert est["a"] < est["c"]
+    later = plan.Owed("ch", "a", 1, 3, [runs["b"], runs["c"]], _chapter(), every)
+    after = plan.calibrate(later, "cpu", cache, 5.0, timer=None)
+    assert after["cached"] and after["missing"] == 2 and after["untimed"] == []
+    assert math.isclose(after["est_s"], 3 * est["a"] + est["c"])
+
+
 def test_order_is_by_paper_items_per_minute():
     figs = [_fig("slow", 1, 10), _fig("many", 3, 10), _fig("fast", 1, 1), _fig("none", 0, 0.5)]
     out = plan.build(figs, "cuda", chunk_s=540)
