@@ -83,9 +83,9 @@ class RelRNN(nn.Module):
         ``self.memory_trace`` records the number of memory entries (buffer and slots) attended at each step."""
         checks.tensor(x, "x", ndim=3)
         B, T, _ = x.shape
-        buf, buf_idx = [], []
+        buf, buf_key, buf_idx = [], [], []  # the buffer's states, their keys U_a m_i and their steps
         buf_score = x.new_zeros(B, 0)
-        slots = x.new_zeros(B, self.rho, self.n)
+        slots, slot_key = x.new_zeros(B, self.rho, self.n), x.new_zeros(B, self.rho, self.n)
         slot_idx = torch.full((B, self.rho), -1, dtype=torch.long, device=x.device)
         slot_score = torch.full((B, self.rho), -math.inf, dtype=x.dtype, device=x.device)
         s, cell_c = x.new_zeros(B, self.n), x.new_zeros(B, self.n)
@@ -101,18 +101,21 @@ class RelRNN(nn.Module):
                 out.append(h)
                 continue
             buf.append(h)  # h_t joins the buffer, the oldest state leaves, then attend
+            buf_key.append(self.Ua(h))  # a state's key is computed once, when it enters memory
             buf_idx.append(t)
             buf_score = torch.cat([buf_score, x.new_zeros(B, 1)], 1)
             if len(buf) > self.nu:
-                old, old_i, old_score = buf.pop(0), buf_idx.pop(0), buf_score[:, 0]
+                old, old_key, old_i, old_score = buf.pop(0), buf_key.pop(0), buf_idx.pop(0), buf_score[:, 0]
                 buf_score = buf_score[:, 1:]
                 if self.rho:
                     if old_i in pin:
                         old_score = torch.full_like(old_score, math.inf)
-                    slots, slot_idx, slot_score = self._admit(slots, slot_idx, slot_score, old, old_i, old_score)
+                    new = self._admit(slots, slot_idx, slot_score, old, old_i, old_score, keys=slot_key, key=old_key)
+                    slots, slot_idx, slot_score, slot_key = new
             mem = torch.cat([torch.stack(buf, 1), slots], 1)
+            keys = torch.cat([torch.stack(buf_key, 1), slot_key], 1)
             filled = torch.cat([torch.ones(B, len(buf), dtype=torch.bool, device=x.device), slot_idx >= 0], 1)
-            e = torch.tanh(self.Wa(s).unsqueeze(1) + self.Ua(mem)) @ self.va
+            e = torch.tanh(self.Wa(s).unsqueeze(1) + keys) @ self.va
             a = torch.softmax(e.masked_fill(~filled, -math.inf), -1)
             c = (a.unsqueeze(-1) * mem).sum(1)
             buf_score = buf_score + a[:, : len(buf)].detach()
@@ -125,8 +128,9 @@ class RelRNN(nn.Module):
         states = torch.stack(out, 1)
         return (states, attn) if return_attention else states
 
-    def _admit(self, slots, slot_idx, slot_score, state, index, score):
-        """Streaming top-rho: the evicted state replaces the lowest-scored slot where its score is larger."""
+    def _admit(self, slots, slot_idx, slot_score, state, index, score, *, keys=None, key=None):
+        """Streaming top-rho: the evicted state replaces the lowest-scored slot where its score is larger. With
+        ``keys`` (the slots' U_a m_i) and ``key`` (the state's), the keys move with their states and come fourth."""
         lowest = slot_score.argmin(1)
         low = slot_score.gather(1, lowest[:, None])[:, 0]
         take = (score > low) | (low == -math.inf)
@@ -134,7 +138,9 @@ class RelRNN(nn.Module):
         slots = torch.where(onehot[..., None], state[:, None, :], slots)
         slot_idx = torch.where(onehot, torch.full_like(slot_idx, index), slot_idx)
         slot_score = torch.where(onehot, score[:, None].expand_as(slot_score), slot_score)
-        return slots, slot_idx, slot_score
+        if keys is None:
+            return slots, slot_idx, slot_score
+        return slots, slot_idx, slot_score, torch.where(onehot[..., None], key[:, None, :], keys)
 
 
 class MemRNN(RelRNN):
