@@ -83,7 +83,8 @@ class RelRNN(nn.Module):
         ``self.memory_trace`` records the number of memory entries (buffer and slots) attended at each step."""
         checks.tensor(x, "x", ndim=3)
         B, T, _ = x.shape
-        buf, buf_key, buf_idx = [], [], []  # the buffer's states, their keys U_a m_i and their steps
+        buf, buf_key = x.new_zeros(B, 0, self.n), x.new_zeros(B, 0, self.n)  # the buffer's states, their keys U_a m_i
+        buf_idx = []  # and their steps
         buf_score = x.new_zeros(B, 0)
         slots, slot_key = x.new_zeros(B, self.rho, self.n), x.new_zeros(B, self.rho, self.n)
         slot_idx = torch.full((B, self.rho), -1, dtype=torch.long, device=x.device)
@@ -100,25 +101,24 @@ class RelRNN(nn.Module):
                 s = h
                 out.append(h)
                 continue
-            buf.append(h)  # h_t joins the buffer, the oldest state leaves, then attend
-            buf_key.append(self.Ua(h))  # a state's key is computed once, when it enters memory
+            buf = torch.cat([buf, h[:, None]], 1)  # h_t joins the buffer, the oldest state leaves, then attend
+            buf_key = torch.cat([buf_key, self.Ua(h)[:, None]], 1)  # a key is computed once, as its state enters
             buf_idx.append(t)
             buf_score = torch.cat([buf_score, x.new_zeros(B, 1)], 1)
-            if len(buf) > self.nu:
-                old, old_key, old_i, old_score = buf.pop(0), buf_key.pop(0), buf_idx.pop(0), buf_score[:, 0]
-                buf_score = buf_score[:, 1:]
+            if len(buf_idx) > self.nu:
+                old, old_key, old_i, old_score = buf[:, 0], buf_key[:, 0], buf_idx.pop(0), buf_score[:, 0]
+                buf, buf_key, buf_score = buf[:, 1:], buf_key[:, 1:], buf_score[:, 1:]
                 if self.rho:
                     if old_i in pin:
                         old_score = torch.full_like(old_score, math.inf)
                     new = self._admit(slots, slot_idx, slot_score, old, old_i, old_score, keys=slot_key, key=old_key)
                     slots, slot_idx, slot_score, slot_key = new
-            mem = torch.cat([torch.stack(buf, 1), slots], 1)
-            keys = torch.cat([torch.stack(buf_key, 1), slot_key], 1)
-            filled = torch.cat([torch.ones(B, len(buf), dtype=torch.bool, device=x.device), slot_idx >= 0], 1)
+            mem, keys = (torch.cat([buf, slots], 1), torch.cat([buf_key, slot_key], 1)) if self.rho else (buf, buf_key)
+            filled = torch.cat([torch.ones(B, len(buf_idx), dtype=torch.bool, device=x.device), slot_idx >= 0], 1)
             e = torch.tanh(self.Wa(s).unsqueeze(1) + keys) @ self.va
             a = torch.softmax(e.masked_fill(~filled, -math.inf), -1)
             c = (a.unsqueeze(-1) * mem).sum(1)
-            buf_score = buf_score + a[:, : len(buf)].detach()
+            buf_score = buf_score + a[:, : len(buf_idx)].detach()
             if return_attention:
                 idx = torch.tensor(buf_idx, dtype=torch.long, device=x.device).expand(B, -1)
                 attn.append((torch.cat([idx, slot_idx], 1), a.detach()))
