@@ -290,7 +290,9 @@ def show_curves(col) -> None:
             classes = 10 if task == "replicated" else 2 ** c["digits"]
             a.axhline(1 / classes, color="0.6", linewidth=0.8, linestyle=":")
             what = (
-                f"pixels ×{c['repeat']}" if task == "replicated" else f"{c['digits']} digits (0/1), {classes} classes"
+                f"pixels ×{c['repeat']}"
+                if task == "replicated"
+                else f"{c['digits']} digit{'s' * (c['digits'] > 1)} (0/1), {classes} classes"
             )
             a.set(title=f"{what}, T = {r['length']}", ylim=(0, 1.02), xlabel="iteration")
             a.legend(fontsize=8)
