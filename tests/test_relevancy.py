@@ -383,3 +383,62 @@ def test_memory_bytes_measured_at_two_small_batches_extrapolate_exactly():
     assert direct == probed and direct["MemRNN_saved_bytes"] > direct["RNN_saved_bytes"] > 0
     full = {r.config["T"]: r.config for r in memory_runs("full")}
     assert [T for T, c in full.items() if "probe_batches" in c] == [1600, 2000]
+
+
+def test_only_copy_at_its_shortest_length_is_tested_at_longer_ones():
+    """Table 4.1 reads the copy runs at the shortest T at multiples of it; every other training is tested at its own
+    length (Tables 4.2, B.2), which spares MemRNN's O(T^2) attention at T = 25,000. Committed runs keep their keys."""
+    from lscnb.experiments.relevancy.common import TASK_SIZES
+    from lscnb.experiments.relevancy.tasks import _train_runs
+
+    s = TASK_SIZES["full"]
+    copy, denoise = _train_runs("copy", "full"), _train_runs("denoise", "full")
+    assert {r.config["T"] for r in copy if r.config["transfer"] != [1]} == {min(s["copy_T"])}
+    assert all(r.config["transfer"] == s["transfer"] for r in copy if r.config["T"] == min(s["copy_T"]))
+    assert all(r.config["transfer"] == [1] for r in denoise)
+    keys = {r.key for r in copy}
+    assert {"copy/RNN-T100-s0-24a829ff03", "copy/orthRNN-T100-s0-6aa2ec374d", "copy/LSTM-T100-s0-cd3ba071ea"} <= keys
+
+
+def test_memrnn_is_not_tested_past_its_longest_length(monkeypatch):
+    """MemRNN trained at T = 4 and tested at 4 and 16 with a cap of 8: the longer test is left out (NaN, "not run" in
+    Table 4.1), the shorter one is measured; RelRNN is measured at both."""
+    from lscnb import config
+    from lscnb.experiments.relevancy import tasks
+    from lscnb.runs import RunContext
+
+    monkeypatch.setattr(tasks, "MEMRNN_LONGEST", 8)
+    cfg = dict(
+        task="copy",
+        T=4,
+        L=2,
+        symbols=3,
+        width=8,
+        batch=4,
+        steps=2,
+        lr=1e-3,
+        nu=2,
+        rho=2,
+        eval_batch=4,
+        transfer=[1, 4],
+        grad_batch=2,
+        grad_T=None,
+        seed=0,
+    )
+    ctx = RunContext(config.resolve("quick"), "cpu", 0, None, False)
+    mem, rel = (tasks.train_run({**cfg, "model": m}, ctx) for m in ("MemRNN", "RelRNN"))
+    assert np.isfinite(mem["accuracy"][0]) and np.isnan(mem["accuracy"][1]) and np.isfinite(rel["accuracy"]).all()
+    res = _Results([_Result({**cfg, "model": "MemRNN"}, mem), _Result({**cfg, "model": "RelRNN"}, rel)])
+    rows = {r["model"]: r for r in tasks.transfer_rows(res)}
+    assert rows["MemRNN"]["×4 ours (T=16)"] == "not run" and rows["RelRNN"]["×4 ours (T=16)"].endswith("%")
+
+
+class _Result(dict):
+    def __init__(self, cfg, out):
+        super().__init__(out)
+        self.config = cfg
+
+
+class _Results(list):
+    def where(self, **config):
+        return [r for r in self if all(r.config.get(k) == v for k, v in config.items())]

@@ -64,7 +64,7 @@ TASK_SIZES = {
 FULL_SUBSET = (
     "one seed; 5,000 Adam updates of batch 32 at lr 1e-3 (RMSprop for orthRNN) instead of the code's "
     "50,000-100,000; copy trained at T = 100, 200, 500 and denoise at T = 100, 300, 500 only; "
-    "no expRNN, h-detach, SAB, GORU"
+    "MemRNN not tested past T = 2,000 (the thesis's ran out of memory at 5,000); no expRNN, h-detach, SAB, GORU"
 )
 
 
