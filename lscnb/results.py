@@ -67,7 +67,8 @@ def store_for(scale: str, chapter: str) -> Store:
 
 
 def git_commit() -> str:
-    """The current commit (with ``+dirty`` when the tree has changes), or ``LSCNB_GIT_COMMIT``, or ``unknown``."""
+    """The current commit (with ``+dirty`` when a tracked file outside ``results/`` has changed: the results a run
+    rewrites say nothing about the code), or ``LSCNB_GIT_COMMIT``, or ``unknown``."""
     env = os.environ.get("LSCNB_GIT_COMMIT")
     if env:
         return env
@@ -77,7 +78,7 @@ def git_commit() -> str:
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
             cwd=root,
             capture_output=True,
             text=True,

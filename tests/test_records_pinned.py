@@ -54,15 +54,18 @@ def test_repo_root_is_the_package_parent_holding_toc(tmp_path, monkeypatch):
 
 
 def test_git_commit_is_head_plus_dirty_for_tracked_changes_only(tmp_path, monkeypatch):
-    """HEAD's sha as git itself prints it; '+dirty' after a tracked file changes (an untracked file is not a change);
+    """HEAD's sha as git itself prints it; '+dirty' after a tracked file changes (an untracked file or a rewritten
+    result under results/ is not a change);
     LSCNB_GIT_COMMIT wins over git; outside a repository or without git: 'unknown'."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     repo = tmp_path / "book"
     (repo / "lscnb").mkdir(parents=True)
     (repo / "_toc.yml").write_text("a\n")
+    (repo / "results").mkdir()
+    (repo / "results" / "r.json").write_text("{}\n")
     _git(repo, "init", "-q")
-    _git(repo, "add", "_toc.yml")
+    _git(repo, "add", "_toc.yml", "results/r.json")
     _git(repo, "commit", "-q", "-m", "one")
     head = _git(repo, "rev-parse", "HEAD")
     monkeypatch.setattr(results, "_PACKAGE_DIR", repo / "lscnb")
@@ -70,6 +73,8 @@ def test_git_commit_is_head_plus_dirty_for_tracked_changes_only(tmp_path, monkey
     monkeypatch.chdir(tmp_path)  # the checkout's repository, not the working directory's
     assert re.fullmatch(r"[0-9a-f]{40}", head) and results.git_commit() == head
     (repo / "new.txt").write_text("untracked")
+    assert results.git_commit() == head
+    (repo / "results" / "r.json").write_text('{"rerun": 1}\n')  # a result rewritten by a run is not a code change
     assert results.git_commit() == head
     (repo / "_toc.yml").write_text("b\n")
     assert results.git_commit() == head + "+dirty"
