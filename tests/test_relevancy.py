@@ -385,9 +385,10 @@ def test_memory_bytes_measured_at_two_small_batches_extrapolate_exactly():
     assert [T for T, c in full.items() if "probe_batches" in c] == [1600, 2000]
 
 
-def test_only_copy_at_its_shortest_length_is_tested_at_longer_ones():
-    """Table 4.1 reads the copy runs at the shortest T at multiples of it; every other training is tested at its own
-    length (Tables 4.2, B.2), which spares MemRNN's O(T^2) attention at T = 25,000. Committed runs keep their keys."""
+def test_only_the_shortest_training_length_is_tested_at_longer_ones():
+    """Table 4.1 reads the copy runs at the shortest T at multiples of it, and Fig. 4.2 (left) the gradients of the
+    denoise runs at the shortest T; every other training is tested at its own length only (Tables 4.2, B.2), which
+    spares MemRNN's O(T^2) attention at T = 25,000. Committed runs keep their keys."""
     from lscnb.experiments.relevancy.common import TASK_SIZES
     from lscnb.experiments.relevancy.tasks import _train_runs
 
@@ -396,6 +397,8 @@ def test_only_copy_at_its_shortest_length_is_tested_at_longer_ones():
     assert {r.config["T"] for r in copy if r.config["transfer"] != [1]} == {min(s["copy_T"])}
     assert all(r.config["transfer"] == s["transfer"] for r in copy if r.config["T"] == min(s["copy_T"]))
     assert all(r.config["transfer"] == [1] for r in denoise)
+    assert {r.config["T"] for r in denoise if r.config["grad_T"]} == {min(s["denoise_T"])}
+    assert not any(r.config["grad_T"] for r in copy)
     keys = {r.key for r in copy}
     assert {"copy/RNN-T100-s0-24a829ff03", "copy/orthRNN-T100-s0-6aa2ec374d", "copy/LSTM-T100-s0-cd3ba071ea"} <= keys
 

@@ -135,7 +135,8 @@ def train_run(cfg: dict, ctx: RunContext) -> dict:
 
 def _train_runs(task: str, scale: str) -> list[Run]:
     """The trainings of ``task``: every model at every training length; only copy at its shortest length is tested at
-    the multiples ``transfer`` of it (Table 4.1), the others at their own length (Tables 4.2, B.2)."""
+    the multiples ``transfer`` of it (Table 4.1), the others at their own length (Tables 4.2, B.2), and only denoise
+    at its shortest length measures gradients on sequences of ``grad_T`` (Fig. 4.2, left)."""
     s = TASK_SIZES[scale]
     keys = ("L", "symbols", "width", "batch", "steps", "lr", "nu", "rho", "eval_batch", "grad_batch")
     return [
@@ -149,7 +150,7 @@ def _train_runs(task: str, scale: str) -> list[Run]:
                 model=m,
                 T=T,
                 seed=seed,
-                grad_T=s["grad_T"] if task == "denoise" else None,
+                grad_T=s["grad_T"] if task == "denoise" and min(s["denoise_T"]) == T else None,
                 transfer=s["transfer"] if task == "copy" and min(s["copy_T"]) == T else [1],
                 **{k: s[k] for k in keys},
             ),
