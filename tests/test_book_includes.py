@@ -151,3 +151,31 @@ def test_chapter_ends_with_exercises_and_gated_solutions(chapter):
         assert ends, f"{chapter}: the solution of {label!r} has no {{solution-end}} after it"
         between = [d for d in found[starts[0] + 1 : ends[0]] if d["name"] in ("solution-start", "exercise")]
         assert not between, f"{chapter}: the solution of {label!r} is not closed before the next directive"
+
+
+CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def quoted_lines(notebook: Path) -> list[str]:
+    """The inline code spans of a notebook's Markdown that quote a line of code: an assignment with a call."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return [span for span in CODE_SPAN.findall(text) if " = " in span and "(" in span]
+
+
+def test_the_prose_quotes_lines_the_package_still_has():
+    """A line of code that a chapter's prose quotes (``e = torch.tanh(...)``) must occur in lscnb, up to whitespace:
+    when the code changes, the prose that walks through it must change too."""
+    squash = lambda s: re.sub(r"\s+", " ", s)  # noqa: E731
+    package = squash("\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "lscnb").rglob("*.py")))
+    quoted = [(nb.name, span) for nb in NOTEBOOKS for span in quoted_lines(nb)]
+    assert quoted, "no quoted line of code in the book's prose"
+    stale = [(name, span) for name, span in quoted if squash(span) not in package]
+    assert not stale, f"the prose quotes code that lscnb no longer has: {stale}"
+
+
+def test_quoted_lines_are_assignments_with_calls(tmp_path):
+    cell = "The line `x = f(y)` runs; `s_t` and `a = 1` do not count; ```z = g(1)``` neither."
+    nb = tmp_path / "x.ipynb"
+    nb.write_text(json.dumps({"cells": [{"cell_type": "markdown", "source": cell}]}))
+    assert quoted_lines(nb) == ["x = f(y)"]
