@@ -445,3 +445,20 @@ class _Result(dict):
 class _Results(list):
     def where(self, **config):
         return [r for r in self if all(r.config.get(k) == v for k, v in config.items())]
+
+
+@pytest.mark.parametrize("kind", ["MemRNN", "RelRNN", "LSTM"])
+def test_gradient_norms_of_a_batch_are_those_of_its_chunks(kind):
+    """The gradient probe of Fig. 4.2 (left) back-propagates a few sequences at a time: with the loss summed and no
+    interaction between sequences, each sequence's ||dL/dh_t|| is the same as in the whole batch."""
+    from lscnb.experiments.relevancy.common import task_batch
+    from lscnb.experiments.relevancy.tasks import _chunks
+    from lscnb.models.relevancy import Tagger, hidden_gradient_norms
+
+    torch.manual_seed(0)
+    x, y = task_batch("denoise", 6, 12, L=2, symbols=3, generator=torch.Generator().manual_seed(1))
+    model = Tagger(kind, x.shape[-1], 8, 4, nu=2, rho=2)
+    whole = hidden_gradient_norms(model, x, y, last=2)
+    parts = torch.cat([hidden_gradient_norms(model, xb, yb, last=2) for xb, yb in _chunks(x, y)])
+    assert whole.shape == (6, x.shape[1]) and len(list(_chunks(x, y))) > 1
+    torch.testing.assert_close(parts, whole, rtol=1e-5, atol=1e-7)
