@@ -316,6 +316,11 @@ def ablation_average(*cols) -> list[dict]:
     cells that both sides have at one scale (:func:`_ablation_cells`), from the curves' runs (figures mcurve,
     mcurve_cat, mcurve_sym, mcurve_encoder)."""
     acc, kept, _ = _ablation_cells(*cols)
+    return _ablation_rows(acc, kept)
+
+
+def _ablation_rows(acc: dict, kept: dict) -> list[dict]:
+    """:func:`ablation_average`'s rows from :func:`_ablation_cells`'s accuracies and kept cells."""
     rows = []
     for panel, cells in kept.items():
         if cells:
@@ -334,10 +339,11 @@ def ablation_average(*cols) -> list[dict]:
 
 def show_ablation_average(*cols) -> None:
     """Fig. 5.4's three panels from :func:`ablation_average`: two bars each."""
-    rows = ablation_average(*cols)
+    acc, kept, mixed = _ablation_cells(*cols)
+    rows = _ablation_rows(acc, kept)
     if not rows:
         raise ValueError("no panel of Fig. 5.4 has both sides at one scale: run its figures at one scale")
-    mixed = {panel: cells for panel, cells in _ablation_cells(*cols)[2].items() if cells}
+    mixed = {panel: cells for panel, cells in mixed.items() if cells}
     fig, ax = plot.figure(len(rows), 1, width=3.3 * len(rows) + 1, height=3.2)
     for a, r in zip(ax[0], rows):
         first, second = r["panel"].split(" vs ")
