@@ -7,27 +7,40 @@ full self-attention quadratic in the sequence length (thesis Fig. 4.2, centre), 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import torch
 
 
 def saved_tensor_bytes(fn: Callable[[], object]) -> tuple[int, object]:
-    """(bytes saved for backward by ``fn()``, its return value); each storage is counted once."""
+    """(bytes saved for backward by ``fn()``, its return value); each storage is counted once.
+
+    Only what the graph still holds when ``fn`` returns counts: a tensor saved by a branch whose result was dropped
+    (say the attention of a last step nobody reads) is freed during the pass, and its address may be reused by a
+    later storage, so storages are identified only among the saved tensors still alive at the end. Autograd keeps
+    a detached alias of each (same storage), so that a tensor saved as its own node's output is not kept alive by
+    the hook (a reference cycle that would count a dropped branch)."""
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-    seen: dict[tuple, int] = {}
+    saved: list[weakref.ref] = []
 
     def pack(t: torch.Tensor):
+        alias = t.detach()  # the same storage; unlike t, it does not hold its own grad_fn, so no cycle keeps it alive
+        saved.append(weakref.ref(alias))
+        return alias
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn()
+    seen: dict[tuple, int] = {}
+    for t in (r() for r in saved):
+        if t is None:
+            continue
         try:
             storage = t.untyped_storage()
             seen[(t.device.type, storage.data_ptr())] = storage.nbytes()
         except (RuntimeError, NotImplementedError):
             seen[(t.device.type, id(t))] = t.numel() * t.element_size()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = fn()
     return sum(seen.values()), out
 
 

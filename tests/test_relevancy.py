@@ -152,6 +152,24 @@ def test_relrnn_attention_memory_is_constant_in_T_and_full_attention_grows():
     assert b[80] / b[40] > 3 and r[80] / r[40] < 2.3
 
 
+def test_saved_bytes_leave_out_a_dropped_branch_and_count_each_storage_once():
+    """Only what the graph still holds when the pass returns counts: a branch whose result is dropped frees what it
+    saved, and a later storage that reuses its address must not replace its size (the bytes were once not affine in
+    the batch size, at random, because of the unread attention of a last step)."""
+    w = torch.randn(64, 64, requires_grad=True)
+
+    def pass_with_dropped_branch(drop: int):
+        x = torch.randn(8, 64)
+        for _ in range(drop):
+            torch.tanh(torch.randn(drop, 64) @ w)  # saves a (drop, 64) input and a tanh output, then is dropped
+        y = torch.tanh(x @ w)  # saves x (w needs no saving: x needs no gradient) and y
+        return (y * y).sum()  # saves y twice (one storage)
+
+    kept = saved_tensor_bytes(lambda: pass_with_dropped_branch(0))[0]
+    assert kept == 4 * (8 * 64 + 8 * 64)
+    assert all(saved_tensor_bytes(lambda: pass_with_dropped_branch(d))[0] == kept for d in (1, 8, 100))
+
+
 def test_relevance_score_is_the_attention_received_in_the_buffer():
     torch.manual_seed(1)
     m = RelRNN(2, 4, nu=2, rho=1)
