@@ -40,6 +40,10 @@ export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREA
 export MPLBACKEND=Agg PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export LSCNB_GPU_FULL="$$.$(date +%s%N)"  # marks this call's processes: only they are killed at the end
 mkdir -p "$OUT/logs"
+# the runs earlier calls on this machine finished: results/ is not git-ignored, so the next call's copy of the tree
+# leaves them out, while _build/ (ignored) stays on a warm machine; put them back, their times kept (not this call's)
+stash=_build/gpu-stash
+[ -d "$stash/results" ] && cp -Rpn "$stash/results/." results/
 stamp=$(mktemp)  # what is newer than this, this call made
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; echo "nproc $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc), cpus $(grep -c ^processor /proc/cpuinfo)"
   grep -m1 "model name" /proc/cpuinfo
@@ -105,6 +109,7 @@ done; sleep 1
 # they fit in the files and MiB left (8 files, 64 MiB, less 1 MiB for logs.tgz)
 find results bench/RESULTS-cuda.md bench/results -newer "$stamp" -type f ! -name '*.ckpt' ! -name '*.ckpt.tmp' \
   -print0 2>/dev/null | tar czf "$OUT/results.tgz" --null -T -
+mkdir -p "$stash" && tar xzf "$OUT/results.tgz" -C "$stash"
 mib=1048576; part=$(( 15 * mib ))
 used=$(( $(cat "$OUT"/*.tgz "$OUT"/*.json 2>/dev/null | wc -c) + mib ))
 files=$(( $(find "$OUT" -maxdepth 1 -type f | wc -l) + 1 ))

@@ -123,3 +123,29 @@ def test_what_comes_back_fits_the_device_limits_and_unpacks_into_a_tree(tmp_path
 
     bad = subprocess.run(["bash", "scripts/gpu-unpack.sh", str(tmp_path)], cwd=fresh, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+# the stub python3 of a run that finishes a run the first time and notes, each time, whether that run is in the tree
+WARM_STUB = """#!/usr/bin/env bash
+case "$*" in
+  *reproduce*) mkdir -p results/corelnet/unseen
+               if [ -f results/corelnet/unseen/run.json ]; then echo found >> "$STUB_LOG"
+               else echo '{"new": 1}' > results/corelnet/unseen/run.json; echo made >> "$STUB_LOG"; fi ;;
+esac
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="GNU tar and cp")
+def test_a_next_call_on_a_warm_machine_finds_the_runs_an_earlier_call_finished(tmp_path):
+    tree, out, env = _stubbed(tmp_path, WARM_STUB)
+    env["STUB_LOG"] = str(tmp_path / "log")
+    call = ["bash", "scripts/gpu-full.sh", "30", "corelnet:unseen@cuda"]
+    assert subprocess.run(call, cwd=tree, env=env, capture_output=True).returncode == 0
+    first = subprocess.run(["tar", "tzf", str(out / "results.tgz")], capture_output=True, text=True).stdout
+    assert "results/corelnet/unseen/run.json" in first.split()
+    (tree / "results/corelnet/unseen/run.json").unlink()  # the next call's copy of the tree has no such file
+    shutil.rmtree(out)
+    assert subprocess.run(call, cwd=tree, env=env, capture_output=True).returncode == 0
+    assert (tmp_path / "log").read_text().split() == ["made", "found"]
+    again = subprocess.run(["tar", "tzf", str(out / "results.tgz")], capture_output=True, text=True).stdout
+    assert "results/corelnet/unseen/run.json" not in again.split()  # it came back once, with the first call
