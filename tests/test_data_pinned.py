@@ -290,7 +290,7 @@ def test_from_files_checks_each_files_checksum(tmp_path, monkeypatch, bad):
     for name, blob in zip(names, blobs, strict=True):
         (tmp_path / "mnist" / name).write_bytes(blob)
     got = mnist.load_mnist(download=False, fallback=False)
-    assert got.labels.tolist() == [4, 2] and got.source == f"MNIST (train, 2 real digits, {tmp_path / 'mnist'})"
+    assert got.labels.tolist() == [4, 2] and got.source == f"MNIST (train, 2 real digits, {tmp_path.name}/mnist)"
     (tmp_path / "mnist" / names[bad]).write_bytes(_idx(np.zeros(2, dtype=np.uint8)))
     with pytest.raises(
         files.ChecksumError, match="^" + re.escape(str(tmp_path / "mnist" / names[bad])) + " has sha256"
@@ -402,3 +402,20 @@ def test_pixel_sequences_default_keeps_the_pixel_order():
     """permute defaults to False: row-major pixels / 255."""
     imgs = torch.randint(0, 256, (2, 28, 28), generator=_gen(0), dtype=torch.uint8)
     torch.testing.assert_close(mnist.pixel_sequences(imgs), imgs.reshape(2, 784, 1).float() / 255.0)
+
+
+def test_a_data_path_is_shown_under_the_root_a_reader_knows(tmp_path, monkeypatch):
+    """Captions and stored results name data by its root, never by a machine's absolute path."""
+    env, cache = tmp_path / "mine", tmp_path / "cache"
+    shared = tmp_path / "shared" / "data"
+    monkeypatch.setenv("LSCNB_DATA", str(env))
+    monkeypatch.setenv("LSCNB_DATA_CACHE", str(cache))
+    monkeypatch.setattr(files, "data_roots", lambda: [env, shared, files._PACKAGE_DIR.parent / "data", cache])
+    assert files.shown(env / "mnist") == "$LSCNB_DATA/mnist"
+    assert files.shown(shared / "esbn_objects") == "shared/data/esbn_objects"
+    assert files.shown(files._PACKAGE_DIR.parent / "data" / "esbn_objects") == "data/esbn_objects"
+    assert files.shown(cache / "mnist") == "$LSCNB_DATA_CACHE/mnist"
+    assert files.shown(shared) == "shared/data"
+    assert files.shown("/elsewhere/ptb") == "ptb"  # outside every root: its name alone
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert files.shown(cache / "mnist") == "~/cache/mnist"

@@ -25,7 +25,7 @@ def png_root(tmp_path, monkeypatch):
 def test_objects_from_files(png_root):
     got = objects.load_objects(fallback=False)
     assert got.images.shape == (100, 32, 32) and got.images.dtype == torch.float32
-    assert got.source == f"ESBN object images ({png_root})"
+    assert got.source == f"ESBN object images ({png_root.parent.name}/esbn_objects)"
     for i in (0, 7, 99):
         assert got.images[i, i % 32].tolist() == pytest.approx([i / 255] * 32)
         assert got.images[i, (i + 1) % 32].tolist() == [1.0] * 32

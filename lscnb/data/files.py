@@ -77,3 +77,29 @@ def find(relpath: str, sha: str | None = None) -> Path | None:
                 raise ChecksumError(f"{path} has sha256 {sha256(path)}, expected {sha}: remove or replace it")
             return path
     return None
+
+
+def shown(path: str | os.PathLike) -> str:
+    """``path`` as a caption or a stored result names it: under the data root it was found in, that root as a reader
+    knows it (``shared/data/mnist``, ``data/esbn_objects``, ``$LSCNB_DATA/...``, ``~/.cache/lscnb/...``), so no
+    machine's absolute path reaches the book."""
+    path = Path(path)
+    for root in data_roots():
+        if path.is_relative_to(root):
+            rel = path.relative_to(root).as_posix()
+            return f"{_root_name(root)}/{rel}" if rel != "." else _root_name(root)
+    return path.name
+
+
+def _root_name(root: Path) -> str:
+    env = os.environ.get("LSCNB_DATA")
+    if env and root == Path(env):
+        return "$LSCNB_DATA"
+    if root.parts[-2:] == ("shared", "data"):
+        return "shared/data"
+    if root == _PACKAGE_DIR.parent / "data":
+        return "data"
+    if root == cache_dir():
+        home = Path.home()
+        return "~/" + root.relative_to(home).as_posix() if root.is_relative_to(home) else "$LSCNB_DATA_CACHE"
+    return root.name

@@ -65,7 +65,7 @@ def _from_files(split: str) -> ImageSet | None:
         return None
     images = torch.from_numpy(_read_idx(img).copy())
     labels = torch.from_numpy(_read_idx(lab).astype(np.int64))
-    return ImageSet(images, labels, f"MNIST ({split}, {len(labels):,} real digits, {img.parent})")
+    return ImageSet(images, labels, f"MNIST ({split}, {len(labels):,} real digits, {files.shown(img.parent)})")
 
 
 def _download(split: str) -> ImageSet | None:

@@ -44,7 +44,7 @@ def load_objects(*, fallback: bool = True) -> Objects:
         imgs = [
             np.asarray(Image.open(first.parent / f"{i}.png").convert("L"), dtype=np.float32) / 255.0 for i in range(100)
         ]
-        return Objects(torch.from_numpy(np.stack(imgs)), f"ESBN object images ({first.parent})")
+        return Objects(torch.from_numpy(np.stack(imgs)), f"ESBN object images ({files.shown(first.parent)})")
     if not fallback:
         raise FileNotFoundError("esbn_objects/ not found in " + ", ".join(map(str, files.data_roots())))
     return Objects(_rendered(), "100 rendered glyphs (offline stand-in for the ESBN images)")
