@@ -335,9 +335,8 @@ class PrediNet(nn.Module):
     extended by its position ``t / (T - 1)``: ``L`` (T, 129). Shared keys ``K = L W_K``; each of ``heads`` heads forms
     two queries from the whole flattened input, ``q_{1,2} = W_{Q1,2} flatten(L)``, attends to two objects,
     ``e_{1,2} = softmax(q_{1,2} K^T / sqrt(d_k)) L``, and compares them on ``relations`` learned scalar features shared
-    by
-    the heads, ``d = (e_1 - e_2) W_S``; the head's proposition is ``[d, pos(e_1), pos(e_2)]``. The propositions of all
-    heads, concatenated, go to an MLP(256). Widths (32 heads, 16 relations, keys of 16) are our choice."""
+    by the heads, ``d = (e_1 - e_2) W_S``; the head's proposition is ``[d, pos(e_1), pos(e_2)]``. The propositions of
+    all heads, concatenated, go to an MLP(256). Widths (32 heads, 16 relations, keys of 16) are our choice."""
 
     def __init__(
         self,
@@ -388,12 +387,11 @@ class PrediNet(nn.Module):
 
 class CoRelNetMix(nn.Module):
     """CoRelNet_mix (thesis §7.3): two rules computed in parallel on the TCN codes, the similarity matrix
-    ``softmax(z_i^T z_j)`` (full rows) and the difference matrix ``D_ij = w^T (z_i - z_j)``; a competition picks one.
-    Keys are learned rule signatures ``k_r`` (R^16); the query is a linear map of the encoded inputs, ``q = W_q
-    flatten(z)``;
-    the choice is a Gumbel-softmax of ``q^T k_r / 4`` (temperature ``tau``, straight-through one-hot while training, the
-    arg max in eval mode). The winner's flattened matrix feeds the MLP(256). Gumbel temperature, straight-through and
-    the query's input are our choices: the thesis gives no more detail."""
+    ``softmax(z_i^T z_j)`` (full rows) and the difference matrix ``D_ij = w^T (z_i - z_j)``; a competition picks
+    one. Keys are learned rule signatures ``k_r`` (R^16); the query is a linear map of the encoded inputs, ``q = W_q
+    flatten(z)``; the choice is a Gumbel-softmax of ``q^T k_r / 4`` (temperature ``tau``, straight-through one-hot
+    while training, the arg max in eval mode). The winner's flattened matrix feeds the MLP(256). Gumbel temperature,
+    straight-through and the query's input are our choices: the thesis gives no more detail."""
 
     RULES = ("similarity", "difference")
 
