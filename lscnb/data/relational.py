@@ -275,11 +275,9 @@ def coloured(fn, n_colours: int = 100, n_shapes: int = 100):
 
 def separated(fn, n_colours: int = 100, n_shapes: int = 100):
     """The task ``fn`` with shape and colour given as separate objects (thesis App. C.6, Fig. C.4): each shape is
-    followed
-    by a colour drawn uniformly (with replacement) from ``n_colours``, independently of the label, so a sequence of
-    ``T`` shapes becomes ``shape, colour, shape, colour, ...`` (``2T`` objects). Colour ``c`` is object ``n_shapes +
-    c``;
-    the label depends on the shapes only."""
+    followed by a colour drawn uniformly (with replacement) from ``n_colours``, independently of the label, so a
+    sequence of ``T`` shapes becomes ``shape, colour, shape, colour, ...`` (``2T`` objects). Colour ``c`` is object
+    ``n_shapes + c``; the label depends on the shapes only."""
     checks.positive_int(n_colours, "n_colours")
     checks.positive_int(n_shapes, "n_shapes")
 

@@ -154,8 +154,7 @@ class TCN(nn.Module):
     @staticmethod
     def _standardise(p: torch.Tensor) -> torch.Tensor:
         """``(p - mean) / sqrt(unbiased var + 1e-8)`` over the steps (written out: ``Tensor.var`` over a middle
-        dimension
-        is ~15x slower on the CPU)."""
+        dimension is ~15x slower on the CPU)."""
         c = p - p.mean(1, keepdim=True)
         return c / torch.sqrt((c * c).sum(1, keepdim=True) / (p.shape[1] - 1) + 1e-8)
 
@@ -177,9 +176,8 @@ def lower_triangle(r: torch.Tensor) -> torch.Tensor:
 
 def asymmetric_scores(tcn: TCN, W1: nn.Module, W2: nn.Module, z: torch.Tensor) -> torch.Tensor:
     """The asymmetric similarities ``S_ij = TCN(W1 z_i)^T TCN(W2 z_j)`` (..., T, T) of raw embeddings ``z`` (thesis
-    §7.2):
-    each projection is normalised over the sequence by the one ``tcn`` (shared ``gamma``, ``beta``), as in the authors'
-    ``CoRelNet_asym1.py`` and ``CoRelNet_qtsf_asym.py``."""
+    §7.2): each projection is normalised over the sequence by the one ``tcn`` (shared ``gamma``, ``beta``), as in the
+    authors' ``CoRelNet_asym1.py`` and ``CoRelNet_qtsf_asym.py``."""
     return tcn(W1(z)) @ tcn(W2(z)).transpose(-1, -2)
 
 

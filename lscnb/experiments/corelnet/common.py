@@ -111,9 +111,8 @@ def train_eval(
     progress: bool = False,
 ) -> dict:
     """Adam (lr 5e-4 as in the code, batch 96) on fresh samples from the training shapes; accuracy on the test shapes
-    (OOD) and
-    on the training shapes. ``test_fn`` (default ``gen_fn``) generates the OOD test set (unseen relations). ``emb``
-    (N, 128) is the frozen object table, or ``None`` for a model that takes index sequences (:class:`Encoded`),
+    (OOD) and on the training shapes. ``test_fn`` (default ``gen_fn``) generates the OOD test set (unseen relations).
+    ``emb`` (N, 128) is the frozen object table, or ``None`` for a model that takes index sequences (:class:`Encoded`),
     whose ``l1()`` is added to the loss with weight ``l1``. Samples are drawn on the CPU (the same stream on any
     machine) and moved to ``device``, where the model and the object table compute. A model with a ``reconstruction``
     meta-objective (:class:`~lscnb.models.relational_baselines.MNM`) adds it to the loss, as in the ESBN code. Trains
@@ -233,8 +232,7 @@ def train_eval_group(runs: list[dict], checkpoint=None, progress: bool = False) 
 
 def accuracy(model, inputs, fn, shapes, test: int, seed: int) -> float:
     """Accuracy of ``model`` (in eval mode) on ``test`` samples of ``fn`` from ``shapes``, drawn from seed ``10000 +
-    seed``
-    (the same test set for every model); ``inputs`` maps index sequences to the model's input."""
+    seed`` (the same test set for every model); ``inputs`` maps index sequences to the model's input."""
     model.eval()
     with torch.no_grad():
         seq, y = fn(shapes, test, torch.Generator().manual_seed(10_000 + seed))
