@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 source scripts/setup-env.sh
 export LSCNB_PROFILE=quick
 # Lint and format check first (settings in pyproject.toml): seconds, and a slip shows before the long runs
-ruff check lscnb tests bench scripts
-ruff format --check lscnb tests bench scripts
+ruff check lscnb tests bench scripts conftest.py
+ruff format --check lscnb tests bench scripts conftest.py
 # Headless: no explorer builds a widget (lscnb.explore detects none anyway; this makes sure of it).
 export LSCNB_WIDGETS=0
 # Tests and chapters run in parallel, one per core (pytest-xdist; LSCNB_TEST_WORKERS=0 runs them in this
