@@ -406,3 +406,13 @@ def test_curve_counts_give_the_length_the_runs_unroll_to():
             flat = x if c["task"] == "replicated" else concatenated_digits(x, y, c["digits"], 2)[0]
             assert replicated_pixels(flat, c["repeat"], c["dim"]).shape[1] == curve_counts(c)["length"], c
     assert [curve_counts(r.config)["length"] for r in curve_runs("full")] == [112, 224, 560, 70, 140, 210]
+
+
+def test_heatmap_xi_is_the_theorys_and_computed_once_per_bias():
+    """Fig. 2's xi per forget-gate bias (runs and plot) is time_scale's for the GRU-a direction, cached by bias."""
+    from lscnb.experiments.meanfield.heatmap import GRU_A, gru_a_xi
+
+    for mu, Sz in ((0.0, 0.0), (2.0, 1.0)):
+        assert gru_a_xi(mu, Sz) == mf.time_scale(GRU_A.with_(mu={"f": mu}), 1.0, Sz)
+    hits = gru_a_xi.cache_info().hits
+    assert gru_a_xi(2.0, 1.0) > gru_a_xi(0.0, 0.0) and gru_a_xi.cache_info().hits == hits + 2
