@@ -39,6 +39,7 @@ from .train import (
     _evaluate,
     _save,
     carried,
+    flushed_denormals,
     grad_norm,
     random_state,
     set_random_state,
@@ -235,6 +236,7 @@ def _checkpoint(path: Path, step: int, params: dict, buffers: dict, opt, hists: 
     _save(path, state)
 
 
+@flushed_denormals()
 def fit_batched(
     models: Sequence[torch.nn.Module],
     batch_fn: Callable[[int], tuple] | Sequence[Callable[[int], tuple]],

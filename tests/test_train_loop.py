@@ -205,3 +205,45 @@ def test_checkpoint_goes_into_new_nested_folders(tmp_path):
     path = tmp_path / "a" / "b" / "run.ckpt"
     _save(path, {"step": 3})
     assert torch.load(path) == {"step": 3} and sorted(p.name for p in path.parent.iterdir()) == ["run.ckpt"]
+
+
+def _flushing() -> bool:
+    """Whether the CPU flushes float32 subnormals to zero just now (1e-40 is one)."""
+    return float(torch.tensor([1e-40]) * 1.0) == 0.0
+
+
+@pytest.mark.skipif(not torch.set_flush_denormal(False), reason="this CPU cannot flush subnormals")
+def test_training_flushes_subnormals_and_turns_it_off_after():
+    from lscnb.batched import fit_batched
+    from lscnb.train import flushed_denormals
+
+    assert not _flushing()
+    seen = []
+    x, y = _data()
+    fit(
+        _net(),
+        lambda k: (x, y),
+        lambda m, xb, yb: (seen.append(_flushing()), classification_loss(m, xb, yb))[1],
+        steps=2,
+        progress=False,
+    )
+    hists = fit_batched(
+        [_net(0), _net(1)],
+        lambda k: (x, y),
+        lambda m, xb, yb: classification_loss(m, xb, yb),
+        steps=2,
+        in_dims=None,
+        progress=False,
+        eval_fn=lambda m: {"flushing": _flushing()},
+        eval_every=1,
+    )
+    assert seen == [True, True] and not _flushing()
+    assert [e["flushing"] for h in hists for e in h.evals] == [True] * 4
+    with flushed_denormals():  # nested: the inner block leaves it on for the outer one
+        with flushed_denormals():
+            pass
+        assert _flushing()
+    assert not _flushing()
+    with pytest.raises(RuntimeError), flushed_denormals():
+        raise RuntimeError("a run that fails")
+    assert not _flushing()
