@@ -25,6 +25,11 @@ def chapters() -> list[str]:
     return sorted(p.stem for p in BOOK.glob("*.ipynb") if p.stem not in NOT_CHAPTERS)
 
 
+def default_jobs(threads: list[int], cores: int) -> int:
+    """Runs at once that keep every run's threads on cores of their own: ``cores // max(threads)``, at least 1."""
+    return max(1, cores // max(threads))
+
+
 def failure(notebook: Path) -> str:
     """The first error of an executed notebook, as 'cell N (first line): ErrorName: message', or ''."""
     if not notebook.exists():
@@ -89,7 +94,13 @@ def main(argv=None) -> int:
     parser.add_argument("chapters", nargs="*", help=f"chapters to run (default: all: {', '.join(chapters())})")
     parser.add_argument("--seeds", default="1,2,3,4", help="comma-separated seeds (default 1,2,3,4)")
     parser.add_argument("--threads", default="1", help="comma-separated torch thread counts (default 1)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at once (default: one per core)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="runs at once (default: the cores over the most threads a run uses; more oversubscribes them, and "
+        "two 2-thread runs at once on 2 cores took over 6 times as long as one after the other)",
+    )
     parser.add_argument("--out", default=str(ROOT / "_build" / "check-seeds"), help="folder for executed notebooks")
     parser.add_argument("--timeout", type=int, default=900, help="seconds a cell may run")
     args = parser.parse_args(argv)
@@ -98,8 +109,12 @@ def main(argv=None) -> int:
         threads = [int(t) for t in args.threads.split(",") if t.strip()]
     except ValueError:
         parser.error("--seeds and --threads take comma-separated integers")
-    if any(s < 0 for s in seeds) or any(t < 1 for t in threads) or args.jobs < 1:
+    if not seeds or not threads:
+        parser.error("--seeds and --threads need at least one value each")
+    if any(s < 0 for s in seeds) or any(t < 1 for t in threads) or (args.jobs is not None and args.jobs < 1):
         parser.error("seeds must be >= 0, threads and --jobs >= 1")
+    if args.jobs is None:
+        args.jobs = default_jobs(threads, os.cpu_count() or 1)
     names = args.chapters or chapters()
     unknown = sorted(set(names) - set(chapters()))
     if unknown:
