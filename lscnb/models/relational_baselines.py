@@ -77,8 +77,9 @@ def ntm_address(
     """A head's weights (B, N) over the N slots of ``memory`` (B, N, W) (Graves et al. 2014, §3.3): content addressing
     ``w^c = softmax(beta cos(k, M_i))`` (eq. 5), interpolation with the ``previous`` weights ``w^g = g w^c + (1-g)
     w_prev`` (eq. 7; none at the first step), a circular shift by ``s`` over the offsets ``-1, 0, 1`` (eq. 8) and
-    sharpening ``w_i^gamma / sum_j w_j^gamma`` (eq. 9). Shapes: key (B, W), strength, gate, sharpen (B, 1), shift (B,
-    3)."""
+    sharpening ``w_i^gamma / sum_j w_j^gamma`` (eq. 9).
+
+    Shapes: key (B, W); strength, gate and sharpen (B, 1); shift (B, 3)."""
     checks.tensor(memory, "memory", ndim=3)
     if shift.shape[-1] != 3:
         raise ValueError(
