@@ -12,6 +12,7 @@ from contextlib import redirect_stdout
 
 import batched
 import cells
+import optimizer_step
 import relational
 import scan
 import spectra
@@ -23,7 +24,7 @@ across machines; absolute times are not. The parallel scan does O(T log T) work:
 expected to win on a few CPU cores."""
 
 
-TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched", "relational")
+TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched", "relational", "optimizer")
 
 
 def main(argv=None) -> None:
@@ -44,6 +45,7 @@ def main(argv=None) -> None:
         "cells": lambda: cells.main(dev),
         "batched": lambda: batched.main(dev),
         "relational": lambda: relational.main(dev),
+        "optimizer": lambda: optimizer_step.main(dev),
     }
     buf = io.StringIO()
     for bench in (

@@ -41,6 +41,7 @@ from .train import (
     carried,
     flushed_denormals,
     grad_norm,
+    make_optimizer,
     random_state,
     set_random_state,
     to_device,
@@ -312,7 +313,7 @@ def fit_batched(
         raise ValueError("models have no trainable parameters")
     if schedule is not None and not callable(schedule):
         raise TypeError("schedule must be callable as schedule(step) -> one learning rate or one per model")
-    opt = OPTIMIZERS[optimizer](list(params.values()), lr=max(lrs), **(optimizer_kwargs or {}))
+    opt = make_optimizer(list(params.values()), optimizer, max(lrs), **(optimizer_kwargs or {}))
     scales, uniform = _rates(opt, lrs, trainable)
     vloss = _losses(models[0], loss_fn, stacked, (x_dim, y_dim), randomness)
 

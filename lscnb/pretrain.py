@@ -23,6 +23,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import checks
+from .train import make_optimizer
 
 
 @dataclass
@@ -93,7 +94,7 @@ def pretrain(
     if not 0 < lo <= 1 <= hi:
         raise ValueError(f"kappa_clip must satisfy 0 < low <= 1 <= high, got {kappa_clip}")
     params = list({id(p): p for ps in scale_groups.values() for p in ps}.values())
-    opt = torch.optim.Adam(params, lr=checks.positive_float(lr, "lr"))
+    opt = make_optimizer(params, "adam", lr)
     gen = torch.Generator().manual_seed(seed)
     hist, smoothed = PretrainHistory(), None
     for step in tqdm(range(steps), desc="LSC pre-training", disable=not progress, leave=False):

@@ -219,6 +219,18 @@ class Store:
         """Where a long run keeps its checkpoint (git-ignored; removed when the run finishes)."""
         return self._path(key, ".ckpt")
 
+    def orphaned_checkpoints(self) -> list[Path]:
+        """Checkpoints nothing will resume from: a run's whose run is stored, and a group's
+        (``<first run>.group-<hash>.ckpt``, :func:`lscnb.executors.group_checkpoint`) whose first run is stored, as a
+        sweep forms its groups from missing runs only (a group cut short whose runs then ran another way)."""
+        if not self.root.is_dir():
+            return []
+        return [
+            p
+            for p in self.root.rglob("*.ckpt")
+            if p.with_name(p.name.removesuffix(".ckpt").split(".group-")[0] + ".json").exists()
+        ]
+
     def has(self, key: str) -> bool:
         return self.json_path(key).exists()
 

@@ -59,7 +59,8 @@ def run_sweep(
     another), ``ray`` or ``submitit`` (see :mod:`lscnb.executors`; options such as ``address`` or
     ``gpus_per_run`` are passed on). Each result is stored as soon as it arrives, so a killed sweep loses no
     finished run. A run that raises is recorded with its traceback and the others go on; a :class:`SweepError`
-    is raised at the end if any failed.
+    is raised at the end if any failed. Then the checkpoints of the runs' chapters that nothing will resume from are
+    removed (:meth:`~lscnb.results.Store.orphaned_checkpoints`).
     """
     from .executors import make_executor
 
@@ -98,6 +99,9 @@ def run_sweep(
         bar.update(1)
         bar.set_postfix_str(run.name[:40])
     bar.close()
+    for store in {s.root: s for s in (store_for(scale, c) for c in {r.chapter for r in runs})}.values():
+        for orphan in store.orphaned_checkpoints():
+            orphan.unlink(missing_ok=True)
     if failures:
         raise SweepError(f"{len(failures)} of {len(runs)} runs failed (tracebacks in *.failed.json): {failures}")
     return [results[r.key] for r in runs]

@@ -138,3 +138,18 @@ def test_relational_bench_runs_and_agrees(tmp_path):
     assert [r["variant"] for r in rows] == ["one at a time (task_run)", "batched (task_group)"]
     assert rows[0]["speed-up"] == 1.0 and all(r["runs/s"] > 0 and r["max accuracy diff"] <= 3 / 96 for r in rows)
     assert json.loads((tmp_path / "relational.json").read_text())["meta"]["device"] == "cpu"
+
+
+def test_optimizer_step_bench_foreach_is_bit_equal(tmp_path):
+    import optimizer_step
+
+    rows = optimizer_step.main(
+        ["--device", "cpu", "--width", "4", "--steps", "3", "--repeat", "1", "--threads", "1"]
+        + ["--out", str(tmp_path / "optimizer_step.json")]
+    )
+    assert {r["optimiser"] for r in rows} == {"Adam", "AdamW", "RMSprop", "SGD + momentum"}
+    assert {r["variant"] for r in rows if r["optimiser"] == "Adam"} == {"per-tensor loop", "foreach", "fused"}
+    assert all(r["ms per step"] > 0 for r in rows)
+    assert all(r["max diff vs loop"] == 0 for r in rows if r["variant"] != "fused")  # the same numbers, bit for bit
+    assert all(r["max diff vs loop"] < 1e-5 for r in rows)
+    assert json.loads((tmp_path / "optimizer_step.json").read_text())["meta"]["threads"] == 1

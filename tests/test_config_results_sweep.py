@@ -140,6 +140,33 @@ def test_full_sweep_resumes_and_skips_finished(stores):
     assert CALLS == [3] and [r["value"] for r in out] == [1, 2, 3, 4]
 
 
+def test_sweep_removes_checkpoints_nothing_resumes_from(stores):
+    """A group checkpoint whose first run is stored (the group was cut short, its runs then ran another way) and a
+    stored run's own checkpoint go; a checkpoint of a missing run or group stays, and so does every result."""
+    p = config.resolve("full", device="cpu")
+    runs = [sweep.Run("toy", "fig", f"x{x}", _counted, {"x": x}) for x in (1, 2)]
+    store = results.store_for("full", "toy")
+    other = sweep.Run("toy", "other", "y", _counted, {"x": 9})  # another figure of the chapter, never run
+    for path in (
+        store.checkpoint_path(f"{runs[0].key}.group-0123456789"),
+        store.checkpoint_path(runs[1].key),
+        store.checkpoint_path(f"{other.key}.group-abcdef0123"),
+        store.checkpoint_path(other.key),
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"state")
+    keep = [store.checkpoint_path(f"{other.key}.group-abcdef0123"), store.checkpoint_path(other.key)]
+    assert sorted(store.orphaned_checkpoints()) == []  # nothing stored yet: every checkpoint may resume
+    sweep.run_sweep(runs[:1], p, progress=False)
+    assert store.orphaned_checkpoints() == [] and not store.checkpoint_path(f"{runs[0].key}.group-0123456789").exists()
+    assert store.checkpoint_path(runs[1].key).exists()  # its run is still missing
+    store.checkpoint_path(runs[0].key).write_bytes(b"state")  # a stored run's own (left by a crash after saving)
+    sweep.run_sweep(runs, p, progress=False)  # runs[0] is not run again
+    assert not store.checkpoint_path(runs[0].key).exists() and not store.checkpoint_path(runs[1].key).exists()
+    assert all(k.exists() for k in keep)
+    assert all(store.has(r.key) for r in runs)
+
+
 def test_quick_reuse_only_from_the_code_on_disk(stores, monkeypatch):
     CALLS.clear()
     p = config.resolve("quick")

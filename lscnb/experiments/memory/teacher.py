@@ -14,7 +14,7 @@ from ...batched import fit_batched, twin
 from ...models.linear_rnn import DenseLinearRNN, DiagonalLRU, DiagonalS4, Teacher
 from ...models.zucchet_teacher import MAX_PHASE
 from ...sweep import Run, RunContext
-from ...train import fit
+from ...train import fit, make_optimizer
 from .common import CHAPTER, SIZES
 
 ABLATION = ["dense", "block", "block128", "complex", "complex+γ", "lru"]
@@ -97,7 +97,7 @@ def teacher_run(cfg: dict, ctx: RunContext) -> dict:
     holder = {}
 
     def optimizer(params):
-        holder["opt"] = torch.optim.Adam(params, lr=lr)
+        holder["opt"] = make_optimizer(params, "adam", lr)
         return holder["opt"]
 
     def cosine(model, step):

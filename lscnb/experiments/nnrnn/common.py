@@ -13,6 +13,7 @@ from ...models import RNNCell
 from ...models.modrelu_rnn import EURNNCell, FreeRNNCell
 from ...models.nonnormal import NNRNNCell
 from ...models.orthogonal import OrthogonalRNNCell
+from ...train import make_optimizer
 
 CHAPTER = "nnrnn"
 
@@ -120,9 +121,9 @@ def make_model(
     readout = torch.nn.Linear(width, n_out)
     torch.nn.init.xavier_normal_(readout.weight)
     main[0]["params"] = list(main[0]["params"]) + list(readout.parameters())
-    opts = [torch.optim.RMSprop(main, alpha=hp["alpha"])]
+    opts = [make_optimizer(main, "rmsprop", hp["lr"], alpha=hp["alpha"])]
     if orth:
-        opts.append(torch.optim.RMSprop(orth, alpha=hp["alpha"]))
+        opts.append(make_optimizer(orth, "rmsprop", hp["lr"], alpha=hp["alpha"]))
     return core, readout, opts
 
 

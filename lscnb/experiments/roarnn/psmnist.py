@@ -61,7 +61,7 @@ def psmnist_run(cfg: dict, ctx: RunContext) -> dict:
     device = torch.device(ctx.device)
     T, per_epoch = xtr.shape[1], len(ytr) // 100
     model = RoaRNN(1, cfg["width"], 10, alpha=cfg["rho"] / T, readout="last", seed=ctx.seed).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg["lr"])
+    opt = train.make_optimizer(model.parameters(), "adam", cfg["lr"])
     orders = {}
 
     def batch(k):
