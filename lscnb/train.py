@@ -59,7 +59,7 @@ class History:
 def make_optimizer(params, optimizer: str | torch.optim.Optimizer | Callable = "adam", lr: float = 1e-3, **kwargs):
     """An optimiser from a name (``adam``, ``sgd``, ``rmsprop``, ``adamw``), a factory, or an instance (kept). A named
     one uses the multi-tensor (``foreach``) kernels unless ``foreach`` is given: on a CPU they give the per-tensor
-    loop's numbers bit for bit, and Adam steps up to 1.6 times as fast (``bench/optimizer_step.py``); on CUDA they
+    loop's numbers bit for bit, and Adam steps 1.1-1.6 times as fast (``bench/optimizer_step.py``); on CUDA they
     are PyTorch's default anyway."""
     if isinstance(optimizer, torch.optim.Optimizer):
         return optimizer
