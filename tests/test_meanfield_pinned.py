@@ -3,6 +3,7 @@ the GRU Jacobian's m1 by adaptive quadrature (scipy.integrate.quad), a perpetuit
 no variance, the chaotic time scale from the map's slope, documented defaults and error messages (issue 27). Kept
 cheap: small, contracting maps only."""
 
+import functools
 import math
 
 import numpy as np
@@ -42,16 +43,16 @@ def test_fixed_point_of_the_identity_map_is_its_start(monkeypatch):
         return st
 
     monkeypatch.setattr(mf, "step", identity)
-    assert mf.fixed_point(VAN) == mf.State(0.0, 1.0, 1.0) and len(calls) == 1
+    assert mf.fixed_point(VAN, accelerate=False) == mf.State(0.0, 1.0, 1.0) and len(calls) == 1
     calls.clear()
     start = mf.State(0.5, 2.0, 1.5)  # nonzero entries: each difference, not a sum, must be small
-    assert mf.fixed_point(VAN, start=start, max_steps=3) == start and len(calls) == 1
+    assert mf.fixed_point(VAN, start=start, max_steps=3, accelerate=False) == start and len(calls) == 1
 
 
 def test_fixed_point_waits_for_the_mean_and_stops_at_max_steps(monkeypatch):
     """A map halving mu only: it stops once mu moves less than tol; a map that never settles runs 200,000 steps."""
     monkeypatch.setattr(mf, "step", lambda theta, st, R, Sz: mf.State(st.mu / 2, st.Q, st.q))
-    out = mf.fixed_point(VAN, start=mf.State(1.0, 1.0, 1.0), tol=1e-6)
+    out = mf.fixed_point(VAN, start=mf.State(1.0, 1.0, 1.0), tol=1e-6, accelerate=False)
     assert 0 < out.mu < 2e-6
     calls = []
 
@@ -60,8 +61,49 @@ def test_fixed_point_waits_for_the_mean_and_stops_at_max_steps(monkeypatch):
         return mf.State(st.mu + 1.0, st.Q, st.q)
 
     monkeypatch.setattr(mf, "step", drifting)
-    out = mf.fixed_point(VAN)
+    out = mf.fixed_point(VAN, accelerate=False)
     assert len(calls) == 200_000 and out.mu == 200_000.0
+
+
+def test_aitken_jumps_to_a_geometric_sequences_limit(monkeypatch):
+    """mu halves and Q, q close 10% of their distance to 1 and 0.5 each step: three iterates extrapolate to the fixed
+    point, where plain iteration needs some 260 steps for 1e-12; the map's radius there is 0.9 (stable: kept)."""
+    calls = []
+
+    def halve(theta, st, R, Sz):
+        calls.append(st)
+        return mf.State(st.mu / 2, st.Q * 0.9 + 0.1, st.q * 0.9 + 0.05)  # Q -> 1, q -> 0.5: radius 0.9
+
+    monkeypatch.setattr(mf, "step", halve)
+    out = mf.fixed_point(VAN, start=mf.State(1.0, 2.0, 0.2), tol=1e-12)
+    assert out.mu == 0.0 and abs(out.Q - 1.0) < 1e-12 and abs(out.q - 0.5) < 1e-12
+    assert len(calls) < 20  # plain iteration: about 260 steps for 1e-12 at rate 0.9
+    assert mf.map_radius(VAN, out) == pytest.approx(0.9, rel=1e-6)
+
+
+def test_an_unstable_accelerated_point_falls_back_to_plain_iteration(monkeypatch):
+    """Where the map's Jacobian at the accelerated point has radius 1 or more, the result is plain iteration's."""
+    radii = []
+    monkeypatch.setattr(mf, "map_radius", lambda *a, **k: radii.append(1) or 1.5)
+    out = mf.fixed_point(GRU5, 1.0, 0.0)
+    assert radii == [1] and out == mf.fixed_point(GRU5, 1.0, 0.0, accelerate=False)
+
+
+GRU5 = uniform_theta("gru", 1.0, 1.0, {"f": 5.0})
+
+
+@pytest.mark.parametrize(
+    "theta", [GRU5, uniform_theta("peephole", 1.0, 1.0, {"f": 2.0}), VAN, uniform_theta("vanilla", 3.0, 0.5)]
+)
+@pytest.mark.parametrize("Sz", [0.0, 0.5, 1.0])
+def test_accelerated_fixed_point_is_plain_iterations(theta, Sz, monkeypatch):
+    """The accelerated iteration ends within 1e-10 of the plain one (GRU at mu_f = 5: 1,201 plain steps; a chaotic
+    vanilla net, whose C* = 1 point at Sz = 1 is unstable, where plain iteration's point is kept)."""
+    a, b = mf.fixed_point(theta, 1.0, Sz, accelerate=False), mf.fixed_point(theta, 1.0, Sz)
+    assert max(abs(a.mu - b.mu), abs(a.Q - b.Q), abs(a.q - b.q)) < 1e-10
+    fast = mf.time_scale(theta, 1.0, Sz)
+    monkeypatch.setattr(mf, "fixed_point", functools.partial(mf.fixed_point, accelerate=False))
+    assert fast == pytest.approx(mf.time_scale(theta, 1.0, Sz), rel=1e-8, nan_ok=True)
 
 
 def test_chi_default_sz_and_a_gru_without_gate_variance():

@@ -142,15 +142,72 @@ def fixed_point(
     start: State | None = None,
     tol: float = 1e-13,
     max_steps: int = 200_000,
+    accelerate: bool = True,
 ) -> State:
-    """Iterate the map until ``(mu, Q, q)`` move less than ``tol`` (spec pitfall 19: not a fixed count)."""
-    st = start or State(0.0, 1.0, Sz)
+    """Iterate the map until ``(mu, Q, q)`` move less than ``tol`` (spec pitfall 19: not a fixed count).
+
+    ``accelerate`` replaces every third iterate by its Aitken extrapolation (:func:`_aitken`): near a slowly
+    contracting fixed point (``mu_f = 5``: over a thousand plain steps) it needs some 30 times fewer steps and lands
+    within ~1e-11 of the plain iterate. The point it finds is kept only if it is stable (:func:`map_radius` below 1),
+    which is where plain iteration from ``start`` ends too; otherwise plain iteration runs from ``start``, as with
+    ``accelerate=False``. (On the invariant line ``q = Q`` of ``Sz = 1`` plain iteration ends at ``C* = 1`` even where
+    that point is unstable; :func:`time_scale` relies on it.)"""
+    first = start or State(0.0, 1.0, Sz)
+    if accelerate:
+        st = _iterate(theta, first, R, Sz, tol, max_steps, True)
+        if map_radius(theta, st, R, Sz) < 1:
+            return st
+    return _iterate(theta, first, R, Sz, tol, max_steps, False)
+
+
+def _iterate(theta: Theta, st: State, R: float, Sz: float, tol: float, max_steps: int, accelerate: bool) -> State:
+    """The map from ``st`` until a step moves every order parameter less than ``tol``, with Aitken jumps if
+    ``accelerate``."""
+    last = [st]
     for _ in range(max_steps):
         new = step(theta, st, R, Sz)
         if max(abs(new.mu - st.mu), abs(new.Q - st.Q), abs(new.q - st.q)) < tol:
             return new
         st = new
+        last.append(st)
+        if accelerate and len(last) == 3:
+            st = _aitken(*last)
+            last = [st]
     return st
+
+
+def _valid(v) -> bool:
+    """Whether ``(mu, Q, q)`` are the moments of a state: finite, positive variance, correlation in [-1, 1]."""
+    mu, Q, q = v
+    var = Q - mu * mu
+    return bool(np.all(np.isfinite(v))) and var > 0 and abs(q - mu * mu) <= var
+
+
+def _aitken(a: State, b: State, c: State) -> State:
+    """Aitken's delta-squared extrapolation of three successive iterates, ``c - d_2^2 / (d_2 - d_1)``, for each order
+    parameter whose steps shrink geometrically (ratio in (0, 1)); ``c`` itself if the result is not a state."""
+    x = np.array([[s.mu, s.Q, s.q] for s in (a, b, c)])
+    d1, d2 = x[1] - x[0], x[2] - x[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(d1 != 0, d2 / d1, 0.0)
+        jump = np.where((ratio > 0) & (ratio < 1), x[2] - d2 * d2 / (d2 - d1), x[2])
+    return State(*map(float, jump)) if _valid(jump) else c
+
+
+def map_radius(theta: Theta, st: State, R: float = 1.0, Sz: float = 1.0, h: float = 1e-6) -> float:
+    """Spectral radius of the map's Jacobian in ``(mu, Q, q)`` at ``st``: below 1 at a stable fixed point. Central
+    differences of step ``h`` (scaled by the entry), one-sided where a side is not a state (``q`` above ``Q``)."""
+    x = np.array([st.mu, st.Q, st.q])
+    J = np.empty((3, 3))
+    for i in range(3):
+        e = np.zeros(3)
+        e[i] = h * max(1.0, abs(x[i]))
+        hi, lo = (v if _valid(v) else x for v in (x + e, x - e))
+        if hi[i] == lo[i]:
+            return math.inf  # no state on either side: call it unstable
+        ends = [step(theta, State(*map(float, v)), R, Sz) for v in (hi, lo)]
+        J[:, i] = [(a - b) / (hi[i] - lo[i]) for a, b in zip(*([s.mu, s.Q, s.q] for s in ends))]
+    return float(np.abs(np.linalg.eigvals(J)).max())
 
 
 def chi(theta: Theta, R: float = 1.0, Sz: float = 1.0, *, at: State | None = None, paper: bool = False) -> float:
