@@ -58,15 +58,16 @@ class History:
 
 def make_optimizer(params, optimizer: str | torch.optim.Optimizer | Callable = "adam", lr: float = 1e-3, **kwargs):
     """An optimiser from a name (``adam``, ``sgd``, ``rmsprop``, ``adamw``), a factory, or an instance (kept). A named
-    one uses the multi-tensor (``foreach``) kernels unless ``foreach`` is given: on a CPU they give the per-tensor
-    loop's numbers bit for bit, and Adam steps 1.1-1.6 times as fast (``bench/optimizer_step.py``); on CUDA they
-    are PyTorch's default anyway."""
+    one uses the multi-tensor (``foreach``) kernels unless ``foreach`` or ``fused`` is given: on a CPU they give the
+    per-tensor loop's numbers bit for bit, and Adam steps 1.1-1.6 times as fast (``bench/optimizer_step.py``); on
+    CUDA they are PyTorch's default anyway."""
     if isinstance(optimizer, torch.optim.Optimizer):
         return optimizer
     if callable(optimizer):
         return optimizer(params)
     checks.one_of(optimizer, OPTIMIZERS, "optimizer")
-    kwargs.setdefault("foreach", True)
+    if not kwargs.get("fused"):
+        kwargs.setdefault("foreach", True)
     return OPTIMIZERS[optimizer](params, lr=checks.positive_float(lr, "lr"), **kwargs)
 
 

@@ -392,6 +392,8 @@ def test_make_optimizer_asks_for_foreach_kernels_unless_told(name):
     p = [torch.nn.Parameter(torch.zeros(1))]
     assert T.make_optimizer(p, name, 0.1).param_groups[0]["foreach"] is True
     assert T.make_optimizer(p, name, 0.1, foreach=False).param_groups[0]["foreach"] is False
+    if name in ("adam", "adamw"):  # the fused kernel excludes foreach: asking for it is not an error
+        assert T.make_optimizer(p, name, 0.1, fused=True).param_groups[0]["fused"] is True
 
 
 @pytest.mark.parametrize("name", sorted(T.OPTIMIZERS))
