@@ -96,16 +96,16 @@ def main(argv=None) -> list[dict]:
     try:
         torch.set_num_threads(args.threads or before)
         rows = bench(args)
+        report(  # inside: its record names the threads the steps ran with
+            f"one optimiser step, fp32, on the parameters of the book's models: per-tensor loop vs foreach vs fused "
+            f"(speed-up over the loop; parameters compared after {args.steps} steps on the same gradients)",
+            rows,
+            args.device,
+            "optimizer_step",
+            args.out,
+        )
     finally:
         torch.set_num_threads(before)
-    report(
-        f"one optimiser step, fp32, on the parameters of the book's models: per-tensor loop vs foreach vs fused "
-        f"(speed-up over the loop; parameters compared after {args.steps} steps on the same gradients)",
-        rows,
-        args.device,
-        "optimizer_step",
-        args.out,
-    )
     return rows
 
 

@@ -5,6 +5,8 @@ import math
 import sys
 from pathlib import Path
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 
@@ -143,10 +145,16 @@ def test_relational_bench_runs_and_agrees(tmp_path):
 def test_optimizer_step_bench_foreach_is_bit_equal(tmp_path):
     import optimizer_step
 
-    rows = optimizer_step.main(
-        ["--device", "cpu", "--width", "4", "--steps", "3", "--repeat", "1", "--threads", "1"]
-        + ["--out", str(tmp_path / "optimizer_step.json")]
-    )
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:  # run at 1 thread from 2: the record must name the 1 it ran with, and the 2 come back after
+        rows = optimizer_step.main(
+            ["--device", "cpu", "--width", "4", "--steps", "3", "--repeat", "1", "--threads", "1"]
+            + ["--out", str(tmp_path / "optimizer_step.json")]
+        )
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
     assert {r["optimiser"] for r in rows} == {"Adam", "AdamW", "RMSprop", "SGD + momentum"}
     assert {r["variant"] for r in rows if r["optimiser"] == "Adam"} == {"per-tensor loop", "foreach", "fused"}
     assert all(r["ms per step"] > 0 for r in rows)
