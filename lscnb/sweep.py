@@ -99,8 +99,8 @@ def run_sweep(
         bar.update(1)
         bar.set_postfix_str(run.name[:40])
     bar.close()
-    for store in {s.root: s for s in (store_for(scale, c) for c in {r.chapter for r in runs})}.values():
-        for orphan in store.orphaned_checkpoints():
+    for chapter in {r.chapter for r in runs}:
+        for orphan in store_for(scale, chapter).orphaned_checkpoints():
             orphan.unlink(missing_ok=True)
     if failures:
         raise SweepError(f"{len(failures)} of {len(runs)} runs failed (tracebacks in *.failed.json): {failures}")

@@ -76,6 +76,11 @@ class State:
     q: float
 
     @property
+    def vector(self) -> np.ndarray:
+        """``(mu, Q, q)`` as an array."""
+        return np.array([self.mu, self.Q, self.q])
+
+    @property
     def C(self) -> float:
         var = self.Q - self.mu**2
         return (self.q - self.mu**2) / var if var > 1e-300 else 1.0
@@ -186,7 +191,7 @@ def _valid(v) -> bool:
 def _aitken(a: State, b: State, c: State) -> State:
     """Aitken's delta-squared extrapolation of three successive iterates, ``c - d_2^2 / (d_2 - d_1)``, for each order
     parameter whose steps shrink geometrically (ratio in (0, 1)); ``c`` itself if the result is not a state."""
-    x = np.array([[s.mu, s.Q, s.q] for s in (a, b, c)])
+    x = np.array([s.vector for s in (a, b, c)])
     d1, d2 = x[1] - x[0], x[2] - x[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(d1 != 0, d2 / d1, 0.0)
@@ -197,7 +202,7 @@ def _aitken(a: State, b: State, c: State) -> State:
 def map_radius(theta: Theta, st: State, R: float = 1.0, Sz: float = 1.0, h: float = 1e-6) -> float:
     """Spectral radius of the map's Jacobian in ``(mu, Q, q)`` at ``st``: below 1 at a stable fixed point. Central
     differences of step ``h`` (scaled by the entry), one-sided where a side is not a state (``q`` above ``Q``)."""
-    x = np.array([st.mu, st.Q, st.q])
+    x = st.vector
     J = np.empty((3, 3))
     for i in range(3):
         e = np.zeros(3)
@@ -205,8 +210,8 @@ def map_radius(theta: Theta, st: State, R: float = 1.0, Sz: float = 1.0, h: floa
         hi, lo = (v if _valid(v) else x for v in (x + e, x - e))
         if hi[i] == lo[i]:
             return math.inf  # no state on either side: call it unstable
-        ends = [step(theta, State(*map(float, v)), R, Sz) for v in (hi, lo)]
-        J[:, i] = [(a - b) / (hi[i] - lo[i]) for a, b in zip(*([s.mu, s.Q, s.q] for s in ends))]
+        up, down = (step(theta, State(*map(float, v)), R, Sz).vector for v in (hi, lo))
+        J[:, i] = (up - down) / (hi[i] - lo[i])
     return float(np.abs(np.linalg.eigvals(J)).max())
 
 
