@@ -133,10 +133,16 @@ def test_batched_bench_runs_and_agrees(tmp_path):
 def test_relational_bench_runs_and_agrees(tmp_path):
     import relational
 
-    rows = relational.main(
-        ["--device", "cpu", "--models", "corelnet", "--runs", "3", "--steps", "2", "--test", "96", "--repeat", "1"]
-        + ["--threads", "1", "--out", str(tmp_path / "relational.json")]
-    )
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:  # run at 1 thread from 2: the caller's 2 come back after
+        rows = relational.main(
+            ["--device", "cpu", "--models", "corelnet", "--runs", "3", "--steps", "2", "--test", "96", "--repeat", "1"]
+            + ["--threads", "1", "--out", str(tmp_path / "relational.json")]
+        )
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
     assert [r["variant"] for r in rows] == ["one at a time (task_run)", "batched (task_group)"]
     assert rows[0]["speed-up"] == 1.0 and all(r["runs/s"] > 0 and r["max accuracy diff"] <= 3 / 96 for r in rows)
     assert json.loads((tmp_path / "relational.json").read_text())["meta"]["device"] == "cpu"
