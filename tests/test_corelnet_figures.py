@@ -382,3 +382,46 @@ def test_fig_5_4_leaves_out_the_cells_whose_sides_come_at_two_scales(monkeypatch
     assert len(ex.ablation_average(*quick, me)) == 3  # all at one scale: the three panels
     with pytest.raises(ValueError, match="no panel of Fig. 5.4"):
         ex.show_ablation_average(mc, mk, ms)
+
+
+def test_fig_5_4_reads_figure_ablation_beside_full_curves():
+    """A replay with figure mcurve at full scale and the ablation curves owed: figure ablation's full runs (CoRelNet's
+    cat and asym at the extreme split) pair with mcurve's CoRelNet in place of the quick curves, which would pair
+    nothing (and pool quick with full); its quick runs (300 steps) never join the curves' (60). A run that figure
+    ablation and a curve share counts once."""
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+    from lscnb.sweep import Collected
+
+    def res(model, task, m, ood, seed=0, **extra):
+        return Result("r", {"task": task, "model": model, "m": m, "seed": seed, **extra}, {"ood": ood, "objects": "x"})
+
+    col = lambda results, scale: Collected("corelnet", "f", "replay", scale, results, "cpu")  # noqa: E731
+    runs = {
+        "mc": [res("corelnet", "same_different", 98, 1.0), res("esbn", "same_different", 98, 0.9)],
+        "abl": [res("cat", "same_different", 98, 0.6), res("asym", "same_different", 98, 0.7)],
+        "mk": [res("cat", "same_different", 98, 0.3), res("esbn_cat", "same_different", 98, 0.2)],
+        "ms": [res("asym", "same_different", 98, 0.1, seed=1)],
+        "me": [res("corelnet", "dist3", 95, 0.9, encoder=e) for e in ("random", "learned")],
+    }
+    at = lambda **scales: [col(runs[k], scales.get(k, "quick")) for k in runs]  # noqa: E731
+    rows = {r["panel"]: r for r in ex.ablation_average(*ex.ablation_sources(*at(mc="full", abl="full")))}
+    assert set(rows) == {
+        "relational only vs relational + sensory",
+        "symmetric vs asymmetric",
+        "random encoder vs learned encoder",
+    }
+    assert rows["relational only vs relational + sensory"]["relational + sensory"] == pytest.approx(0.6)
+    assert (rows["symmetric vs asymmetric"]["models"], rows["symmetric vs asymmetric"]["asymmetric"]) == (
+        "CoRelNet",
+        0.7,
+    )
+    quick = ex.ablation_sources(*at())  # a quick profile: the curves only, at their 60 steps
+    assert [c.results for c in quick] == [runs[k] for k in ("mc", "mk", "ms", "me")]
+    rows = {r["panel"]: r for r in ex.ablation_average(*quick)}
+    assert rows["relational only vs relational + sensory"]["relational + sensory"] == pytest.approx(0.25)
+    full = ex.ablation_sources(*at(mc="full", abl="full", mk="full", ms="full"))  # abl's runs are mk's and ms's too
+    mid = {r["panel"]: r for r in ex.ablation_average(*full, col([res("asym", "same_different", 98, 0.7)], "full"))}
+    assert mid["symmetric vs asymmetric"]["asymmetric"] == pytest.approx(
+        (0.7 + 0.1) / 2
+    )  # the shared run once, not 0.5

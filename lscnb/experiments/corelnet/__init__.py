@@ -50,6 +50,7 @@ from .curves import (  # noqa: F401
     CURVE_LABELS,
     _base_model,
     ablation_average,
+    ablation_sources,
     curve_drop,
     curve_rows,
     mcurve_cat_runs,

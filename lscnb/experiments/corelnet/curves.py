@@ -4,6 +4,8 @@ objects m (figures ``mcurve_encoder``, ``mcurve_sym``, ``mcurve_cat``, ``mcurve_
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import torch
 
@@ -11,7 +13,7 @@ from ... import plot
 from ...data.relational import SEPARATED, TASKS, UNSEEN, colours, split
 from ...models.relational import Encoded, encode_colours, encode_objects
 from ...runs import twin
-from ...sweep import Run, RunContext, pool
+from ...sweep import Run, RunContext, at_scale_of, pool
 from .common import (
     CAT_PAIRS,
     CHAPTER,
@@ -296,7 +298,10 @@ def _ablation_cells(*cols) -> tuple[dict, dict, dict]:
         if c["task"] in EXTREME_M and c["m"] == EXTREME_M[c["task"]]:
             return c["model"] + (f"@{c['encoder']}" if "encoder" in c else ""), c["task"]
 
-    acc = {k: [r["ood"] for r in rs] for k, rs in pool(cols, cell).items()}
+    def once(rs):  # a run two figures share (figure ablation's are the curves' at the extreme split) counts once
+        return list({json.dumps(r.config, sort_keys=True): r["ood"] for r in rs}.values())
+
+    acc = {k: once(rs) for k, rs in pool(cols, cell).items()}
     scale = {cell(r): getattr(col, "scale", None) for col in cols for r in col if cell(r) is not None}
     panels = {
         **ABLATION_PAIRS,
@@ -308,6 +313,17 @@ def _ablation_cells(*cols) -> tuple[dict, dict, dict]:
         kept[panel] = [(a, b, t) for a, b, t in both if scale[(a, t)] == scale[(b, t)]]
         mixed[panel] = [(a, b, t) for a, b, t in both if scale[(a, t)] != scale[(b, t)]]
     return acc, kept, mixed
+
+
+def ablation_sources(mc, abl, mk, ms, me) -> list:
+    """The collections Fig. 5.4's averages read: the curves' (figures mcurve, mcurve_cat, mcurve_sym, mcurve_encoder:
+    ``mc``, ``mk``, ``ms``, ``me``); when ``mc`` and figure ablation's ``abl`` are both at full scale, also ``abl``,
+    whose runs are CoRelNet's cat and asym ablations at the extreme split with the curves' configs, in place of the
+    curves ``mk`` and ``ms`` at another scale (a replay while they are owed; against ``mc`` they would pair nothing).
+    Its quick runs train 300 steps and the curves' 60, so a quick profile leaves it out."""
+    if getattr(mc, "scale", None) == "full" and getattr(abl, "scale", None) == "full":
+        return [mc, abl, *at_scale_of(mc, mk, ms), me]
+    return [mc, mk, ms, me]
 
 
 def ablation_average(*cols) -> list[dict]:
