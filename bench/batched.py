@@ -19,7 +19,7 @@ import argparse
 import statistics
 
 import torch
-from common import report, timeit
+from common import report, threads, timeit
 
 from lscnb.batched import fit_batched
 from lscnb.data.synthetic import adding_problem
@@ -67,8 +67,8 @@ def batched_one_at_a_time(runs, width, steps, device) -> list[float]:
     return [together([run], width, steps, device)[0] for run in runs]
 
 
-def bench(args, threads: int) -> list[dict]:
-    torch.set_num_threads(threads)
+def bench(args, n_threads: int) -> list[dict]:
+    torch.set_num_threads(n_threads)
     runs = setups(args.models, args.width, args.T, args.batch, args.steps, args.device)
     variants = {
         "one at a time (fit)": one_at_a_time,
@@ -89,7 +89,7 @@ def bench(args, threads: int) -> list[dict]:
         rate = args.models / (ms / 1e3)
         rows.append(
             {
-                "threads": threads,
+                "threads": n_threads,
                 "variant": name,
                 "s per sweep": ms / 1e3,
                 "spread (min-max s)": f"{min(ts) / 1e3:.3g}-{max(ts) / 1e3:.3g}",
@@ -113,11 +113,8 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--threads", type=int, nargs="+", default=None, help="torch threads (default: as set)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    before = torch.get_num_threads()
-    try:
-        rows = [r for t in args.threads or [before] for r in bench(args, t)]
-    finally:
-        torch.set_num_threads(before)
+    with threads(None):  # bench sets each count in turn; the caller's comes back after
+        rows = [r for t in args.threads or [torch.get_num_threads()] for r in bench(args, t)]
     assert all(r["max final-loss diff vs fit"] < 1e-3 for r in rows), rows  # fp32: the batched runs are the same runs
     report(
         f"training {args.models} tanh RNNs (N = {args.width}, T = {args.T}, B = {args.batch}, {args.steps} Adam steps "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import time
@@ -22,6 +23,18 @@ def timeit(fn, device: str, *, repeat: int = 5, warmup: int = 1) -> float:
         fn()
     timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
     return 1e3 * statistics.median(timer.timeit(1).median for _ in range(repeat))
+
+
+@contextlib.contextmanager
+def threads(n: int | None):
+    """Torch's thread count set to ``n`` (None: as it is) inside the block, and the caller's restored after it: the
+    benchmarks run one after another in one process (run_all.py)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n or before)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def machine(device: str) -> dict:

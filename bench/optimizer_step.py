@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 
 import torch
-from common import report, timeit
+from common import report, threads, timeit
 
 from lscnb.experiments.corelnet.common import make_model
 from lscnb.models.ffn import DeepFFN
@@ -92,9 +92,7 @@ def main(argv=None) -> list[dict]:
     args = p.parse_args(argv)
     if args.steps < 1 or args.repeat < 1:
         p.error("--steps and --repeat must be 1 or more")
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(args.threads or before)
+    with threads(args.threads):
         rows = bench(args)
         report(  # inside: its record names the threads the steps ran with
             f"one optimiser step, fp32, on the parameters of the book's models: per-tensor loop vs foreach vs fused "
@@ -104,8 +102,6 @@ def main(argv=None) -> list[dict]:
             "optimizer_step",
             args.out,
         )
-    finally:
-        torch.set_num_threads(before)
     return rows
 
 

@@ -17,7 +17,7 @@ import argparse
 import statistics
 
 import torch
-from common import report, timeit
+from common import report, threads, timeit
 
 from lscnb.config import Profile
 from lscnb.experiments.corelnet import common as corelnet
@@ -79,9 +79,7 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: as set)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(args.threads or before)
+    with threads(args.threads):
         rows = [r for m in args.models for r in bench(args, m)]
         assert all(r["max accuracy diff"] <= 3 / args.test for r in rows), rows  # the same runs, up to rounding
         report(  # inside: its record names the threads the steps ran with
@@ -93,8 +91,6 @@ def main(argv=None) -> list[dict]:
             "relational",
             args.out,
         )
-    finally:  # the caller's threads come back (run_all calls one benchmark after another)
-        torch.set_num_threads(before)
     return rows
 
 

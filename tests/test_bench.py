@@ -8,6 +8,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from common import threads  # noqa: E402  (bench/ is not a package)
 
 
 def test_scan_bench_backends_agree(tmp_path):
@@ -133,16 +134,12 @@ def test_batched_bench_runs_and_agrees(tmp_path):
 def test_relational_bench_runs_and_agrees(tmp_path):
     import relational
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:  # run at 1 thread from 2: the caller's 2 come back after
+    with threads(2):  # run at 1 thread from 2: the caller's 2 come back after
         rows = relational.main(
             ["--device", "cpu", "--models", "corelnet", "--runs", "3", "--steps", "2", "--test", "96", "--repeat", "1"]
             + ["--threads", "1", "--out", str(tmp_path / "relational.json")]
         )
         assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(before)
     assert [r["variant"] for r in rows] == ["one at a time (task_run)", "batched (task_group)"]
     assert rows[0]["speed-up"] == 1.0 and all(r["runs/s"] > 0 and r["max accuracy diff"] <= 3 / 96 for r in rows)
     assert json.loads((tmp_path / "relational.json").read_text())["meta"]["device"] == "cpu"
@@ -151,16 +148,12 @@ def test_relational_bench_runs_and_agrees(tmp_path):
 def test_optimizer_step_bench_foreach_is_bit_equal(tmp_path):
     import optimizer_step
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:  # run at 1 thread from 2: the record must name the 1 it ran with, and the 2 come back after
+    with threads(2):  # run at 1 thread from 2: the record must name the 1 it ran with, and the 2 come back after
         rows = optimizer_step.main(
             ["--device", "cpu", "--width", "4", "--steps", "3", "--repeat", "1", "--threads", "1"]
             + ["--out", str(tmp_path / "optimizer_step.json")]
         )
         assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(before)
     assert {r["optimiser"] for r in rows} == {"Adam", "AdamW", "RMSprop", "SGD + momentum"}
     assert {r["variant"] for r in rows if r["optimiser"] == "Adam"} == {"per-tensor loop", "foreach", "fused"}
     assert all(r["ms per step"] > 0 for r in rows)
