@@ -281,12 +281,12 @@ FIGURES = declare(
                 source="Fig. C.9",
                 what="accuracy vs m, asymmetric vs symmetric similarity (Fig. 5.4 middle)",
                 data="ESBN object images",
-                note="asymmetric CoRelNet, CoRelNet-T and ESBN and the symmetric Transformer beside figure mcurve's "
-                "counterparts; quick: same/different, all but asymmetric ESBN; full adds 4 tasks and asymmetric ESBN "
-                "(owed: needs a GPU)",
+                note="asymmetric CoRelNet and CoRelNet-T and the symmetric Transformer beside figure mcurve's "
+                "counterparts; quick: same/different, 60 steps; full: 4 tasks; the thesis's asymmetric ESBN is left "
+                "out (48 runs, ~9 h of a CPU core)",
             )
         ],
-        subset=_SUBSET + ", random frozen encoder",
+        subset=_SUBSET + ", random frozen encoder, no asymmetric ESBN",
         reads=("mcurve",),
     ),
     Figure(
@@ -361,11 +361,11 @@ FIGURES = declare(
                 what="accuracy vs m, relational only vs relational + sensory (Fig. 5.4 left)",
                 data="ESBN object images",
                 note="cat variants beside figure mcurve's relational-only curves; quick: CoRelNet and CoRelNet-T, "
-                "same/different, "
-                "m in {0, 98}, 60 steps; full adds ESBN and 4 tasks (owed: needs a GPU)",
+                "same/different, m in {0, 98}, 60 steps; full: 4 tasks, ESBN + sensory on same/different only (its "
+                "other 36 runs, ~7 h of a CPU core, left out)",
             )
         ],
-        subset=_SUBSET + ", random frozen encoder",
+        subset=_SUBSET + ", random frozen encoder, ESBN + sensory on same/different only",
         reads=("mcurve",),
     ),
     Figure(
