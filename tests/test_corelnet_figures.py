@@ -403,7 +403,7 @@ def test_fig_5_4_reads_figure_ablation_beside_full_curves():
         "abl": [res("cat", "same_different", 98, 0.6), res("asym", "same_different", 98, 0.7)],
         "mk": [res("cat", "same_different", 98, 0.3), res("esbn_cat", "same_different", 98, 0.2)],
         "ms": [res("asym", "same_different", 98, 0.1, seed=1)],
-        "me": [res("corelnet", "dist3", 95, 0.9, encoder=e) for e in ("random", "learned")],
+        "en": [res("corelnet", "dist3", 95, 0.9, encoder=e) for e in ("random", "learned")],
     }
     at = lambda **scales: [col(runs[k], scales.get(k, "quick")) for k in runs]  # noqa: E731
     rows = {r["panel"]: r for r in ex.ablation_average(*ex.ablation_sources(*at(mc="full", abl="full")))}
@@ -418,7 +418,7 @@ def test_fig_5_4_reads_figure_ablation_beside_full_curves():
         0.7,
     )
     quick = ex.ablation_sources(*at())  # a quick profile: the curves only, at their 60 steps
-    assert [c.results for c in quick] == [runs[k] for k in ("mc", "mk", "ms", "me")]
+    assert [c.results for c in quick] == [runs[k] for k in ("mc", "mk", "ms", "en")]
     rows = {r["panel"]: r for r in ex.ablation_average(*quick)}
     assert rows["relational only vs relational + sensory"]["relational + sensory"] == pytest.approx(0.25)
     full = ex.ablation_sources(*at(mc="full", abl="full", mk="full", ms="full"))  # abl's runs are mk's and ms's too
@@ -426,3 +426,17 @@ def test_fig_5_4_reads_figure_ablation_beside_full_curves():
     assert mid["symmetric vs asymmetric"]["asymmetric"] == pytest.approx(
         (0.7 + 0.1) / 2
     )  # the shared run once, not 0.5
+
+
+def test_encoder_fig_5_4_right_declared_subset():
+    """Figure encoder's full runs: CoRelNet and CoRelNet-T on the four tasks, ESBN on same/different only (a declared
+    subset), each with both encoders at the extreme split; figure ablation reads them for its encoder panel."""
+    from lscnb.experiments import corelnet as ex
+    from lscnb.experiments.corelnet.common import EXTREME_M
+
+    full = ex.FIGURES["encoder"]("full")
+    tasks = lambda model: {r.config["task"] for r in full if r.config["model"] == model}  # noqa: E731
+    assert tasks("corelnet") == tasks("corelnet_t") == set(TASKS) and tasks("esbn") == {"same_different"}
+    assert {r.config["encoder"] for r in full} == {"random", "learned"} and len(full) == (2 * 4 + 1) * 2 * 3
+    assert all(r.config["m"] == EXTREME_M[r.config["task"]] for r in full)
+    assert "encoder" in ex.FIGURES["ablation"].reads and "mcurve_encoder" not in ex.FIGURES["ablation"].reads

@@ -322,22 +322,22 @@ def _ablation_cells(*cols) -> tuple[dict, dict, dict]:
     return acc, kept, mixed
 
 
-def ablation_sources(mc, abl, mk, ms, me) -> list:
-    """The collections Fig. 5.4's averages read: the curves' (figures mcurve, mcurve_cat, mcurve_sym, mcurve_encoder:
-    ``mc``, ``mk``, ``ms``, ``me``); when ``mc`` and figure ablation's ``abl`` are both at full scale, also ``abl``,
-    whose runs are CoRelNet's cat and asym ablations at the extreme split with the curves' configs, in place of the
-    curves ``mk`` and ``ms`` at another scale (a replay while they are owed; against ``mc`` they would pair nothing).
-    Its quick runs train 300 steps and the curves' 60, so a quick profile leaves it out."""
+def ablation_sources(mc, abl, mk, ms, en) -> list:
+    """The collections Fig. 5.4's averages read: the curves' (figures mcurve, mcurve_cat, mcurve_sym: ``mc``, ``mk``,
+    ``ms``) and figure encoder's ``en`` (random and learned encoders at the extreme split, Fig. 5.4 right: the same
+    configs as figure mcurve_encoder's there); when ``mc`` and figure ablation's ``abl`` are both at full scale, also
+    ``abl``, whose runs are CoRelNet's cat and asym ablations at the extreme split with the curves' configs, in place of
+    the curves ``mk`` and ``ms`` at another scale (a replay while they are owed; against ``mc`` they would pair
+    nothing). Its quick runs train 300 steps and the curves' 60, so a quick profile leaves it out."""
     if getattr(mc, "scale", None) == "full" and getattr(abl, "scale", None) == "full":
-        return [mc, abl, *at_scale_of(mc, mk, ms), me]
-    return [mc, mk, ms, me]
+        return [mc, abl, *at_scale_of(mc, mk, ms), en]
+    return [mc, mk, ms, en]
 
 
 def ablation_average(*cols) -> list[dict]:
     """Fig. 5.4 as the thesis averages it: for each panel (:data:`ABLATION_PAIRS`, and random vs learned encoder), the
     mean OOD accuracy at the extreme split of the base models and of their ablated versions over the (model, task)
-    cells that both sides have at one scale (:func:`_ablation_cells`), from the curves' runs (figures mcurve,
-    mcurve_cat, mcurve_sym, mcurve_encoder)."""
+    cells that both sides have at one scale (:func:`_ablation_cells`), from the runs of :func:`ablation_sources`."""
     acc, kept, _ = _ablation_cells(*cols)
     return _ablation_rows(acc, kept)
 
