@@ -236,7 +236,9 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
         "rn",
         "ntm",
     }
-    assert {"rn", "ntm", "mnm"} <= {r.config["model"] for r in ex.games_runs("full")}
+    # games: a declared subset, 4 of Table 5.1's 5 models (ESBN and Table C.2's baselines left out, each still runnable)
+    assert {r.config["model"] for r in ex.games_runs("full")} == {"corelnet", "corelnet_t", "predinet", "transformer"}
+    assert "no ESBN" in ex.FIGURES["games"].subset and len(ex.games_runs("full")) == 4 * 7 * 3
     assert {r.config["model"] for r in ex.mix_runs("full")} == {"diff", "mix"}  # no ESBN: a declared subset
     assert "asym_esbn" in {r.config["model"] for r in ex.sizes_runs("full")}
     assert "esbn" not in {r.config["model"] for r in ex.variant_runs("full")}

@@ -177,13 +177,13 @@ FIGURES = declare(
                 what="Relational Games OOD accuracy",
                 data="Relational Games re-created (pentominoes; hexominoes and stripes OOD), not DeepMind's files",
                 note="quick: row matching and colour/shape, CoRelNet, PrediNet and Transformer, 150 steps; full: 7 "
-                "games, CoRelNet, "
-                "CoRelNet-T, ESBN, PrediNet, Transformer, LSTM, RN, NTM, MNM (owed: needs a GPU); "
-                "rankings compare, values do not",
+                "games, CoRelNet, CoRelNet-T, PrediNet and the Transformer (4 of Table 5.1's 5 models: ESBN and Table "
+                "C.2's LSTM, RN, NTM and MNM, ~23 h of a CPU core, left out); rankings compare, values do not",
                 gap=gap_games,
             )
         ],
-        subset="re-created games, random frozen patch encoder, 3 of 10 seeds",
+        subset="re-created games, random frozen patch encoder, 3 of 10 seeds, 4 of Table 5.1's 5 models (no ESBN), "
+        "none of Table C.2's 4 baselines",
         table=games_table,
     ),
     Figure(
