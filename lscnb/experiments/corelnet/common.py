@@ -318,5 +318,13 @@ def accuracy_table(*cols) -> dict:
 
 
 CAT_PAIRS = {"corelnet": "cat", "corelnet_t": "corelnet_t_cat", "esbn": "esbn_cat"}
+
+
+def model_tasks(sizes: dict, model: str) -> list[str]:
+    """The tasks ``model`` runs on in a figure's ``sizes``: its entry in ``sizes["only"]`` where a declared subset runs
+    it on fewer, else all of ``sizes["tasks"]``."""
+    return sizes.get("only", {}).get(model, sizes["tasks"])
+
+
 """Fig. 5.4 (left), Figs. C.7 and C.12: each relational-only model and its relational + sensory version, whose decoder
 (CoRelNet's MLP, CoRelNet-T's tokens, ESBN's controller) also reads the embeddings."""

@@ -23,6 +23,7 @@ from .common import (
     Job,
     job_args,
     make_model,
+    model_tasks,
     objects,
     run_jobs,
     shared,
@@ -128,7 +129,6 @@ def _ablation_curve_runs(scale: str, figure: str, part: str) -> list[Run]:
     those it names) against m (with the pre-encoded objects of figure ``mcurve``)."""
     s = APPENDIX_SIZES[scale]
     e = s[part]
-    only = e.get("only", {})  # a model's tasks, where a declared subset runs it on fewer
     return [
         Run(
             CHAPTER,
@@ -139,7 +139,7 @@ def _ablation_curve_runs(scale: str, figure: str, part: str) -> list[Run]:
         )
         for task in e["tasks"]
         for model in e["models"]
-        if task in only.get(model, e["tasks"])
+        if task in model_tasks(e, model)
         for m in _grid(task, s)
         for seed in s["seeds"]
     ]

@@ -11,7 +11,7 @@ from ...data.relational import TASKS, coloured, colours
 from ...models.relational import Encoded
 from ...runs import twin
 from ...sweep import Run, RunContext
-from .common import CHAPTER, CURVE_MODELS, EXTREME_M, Job, job_args, make_model, objects, run_jobs, shared
+from .common import CHAPTER, CURVE_MODELS, EXTREME_M, Job, job_args, make_model, model_tasks, objects, run_jobs, shared
 
 # --------------------------------------------------------------------------------------------- Fig. 5.6
 ENCODERS = {
@@ -101,7 +101,7 @@ def encoder_runs(scale: str) -> list[Run]:
         )
         for task in s["tasks"]
         for model in s["models"]
-        if task in s.get("only", {}).get(model, s["tasks"])  # a model's tasks, where a declared subset has fewer
+        if task in model_tasks(s, model)
         for enc in ("random", "learned")
         for seed in s["seeds"]
     ]
