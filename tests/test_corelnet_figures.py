@@ -36,6 +36,10 @@ def test_appendix_curves_figs_c8_to_c11():
     # a declared subset: the thesis's asymmetric ESBN is left out (APPENDIX_SIZES)
     assert {r.config["model"] for r in full["mcurve_sym"]} == {"asym", "asym_corelnet_t", "sym_transformer"}
     assert len(full["mcurve_sym"]) == 3 * 4 * 4 * 3
+    # and Fig. C.10 leaves ESBN and the LSTM out below the extreme split (figure unseen has them at the extreme)
+    assert {r.config["model"] for r in full["mcurve_unseen"]} == {"corelnet", "corelnet_t", "transformer", "mlp"}
+    assert len(full["mcurve_unseen"]) == 4 * 4 * 3 * 3
+    assert {"esbn", "lstm"} <= {r.config["model"] for r in ex.unseen_runs("full")}
     assert ex.series_table() == {} and ex.curve_drop() == {}
 
 

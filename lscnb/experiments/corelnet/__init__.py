@@ -297,12 +297,12 @@ FIGURES = declare(
                 source="Fig. C.10",
                 what="accuracy vs m on the unseen-relation tasks (Fig. 5.5 left)",
                 data="ESBN object images",
-                note="extreme m from figure unseen; quick: RMTS 3, CoRelNet and MLP at m = 0; full: 4 tasks, six "
-                "models, "
-                "m in {0, 50, 85} (owed: needs a GPU); no PrediNet",
+                note="extreme m from figure unseen (all six models); quick: RMTS 3, CoRelNet and MLP at m = 0; full: "
+                "4 tasks, m in {0, 50, 85}, CoRelNet, CoRelNet-T, Transformer and MLP; ESBN and LSTM left out below "
+                "the extreme split (72 runs, ~11 h of a CPU core); no PrediNet",
             )
         ],
-        subset=_SUBSET + ", random frozen encoder, no PrediNet",
+        subset=_SUBSET + ", random frozen encoder, no PrediNet, ESBN and LSTM at the extreme split only",
         reads=("unseen",),
     ),
     Figure(
