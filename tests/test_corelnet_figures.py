@@ -39,6 +39,9 @@ def test_appendix_curves_figs_c8_to_c11():
     # and Fig. C.10 leaves ESBN and the LSTM out below the extreme split (figure unseen has them at the extreme)
     assert {r.config["model"] for r in full["mcurve_unseen"]} == {"corelnet", "corelnet_t", "transformer", "mlp"}
     assert len(full["mcurve_unseen"]) == 4 * 4 * 3 * 3
+    # and Fig. C.13 leaves the MNM out (BASELINE_SIZES)
+    assert {r.config["model"] for r in ex.baseline_runs("full")} == {"lstm", "rn", "ntm"}
+    assert len(ex.baseline_runs("full")) == 8 * 3 * 3
     assert {"esbn", "lstm"} <= {r.config["model"] for r in ex.unseen_runs("full")}
     assert ex.series_table() == {} and ex.curve_drop() == {}
 

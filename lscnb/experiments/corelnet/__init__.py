@@ -250,11 +250,11 @@ FIGURES = declare(
                 what="appendix baselines (MNM, NTM, LSTM, RN) at extreme m",
                 data="ESBN object images",
                 note="quick: same/different, RN and NTM, 100 steps; full: the eight tasks (basic and "
-                "unseen relations), LSTM, RN, NTM, MNM (owed: needs a GPU)",
+                "unseen relations), LSTM, RN and NTM; the MNM left out (24 runs, ~15 h of a CPU core)",
                 gap=gap_baselines,
             )
         ],
-        subset="extreme m, 3 of 10 seeds, random frozen encoder",
+        subset="extreme m, 3 of 10 seeds, random frozen encoder, no MNM",
         show=show_baselines,
         reads=("ood", "unseen"),
     ),
