@@ -454,6 +454,24 @@ def test_memrnn_is_not_tested_past_its_longest_length(monkeypatch):
     assert rows["MemRNN"]["×4 ours (T=16)"] == "not run" and rows["RelRNN"]["×4 ours (T=16)"].endswith("%")
 
 
+def test_copy_subset_trains_memrnn_and_rellstm_at_short_lengths_and_tables_say_not_run():
+    """The full copy sweep (COPY_SUBSET): MemRNN at T = 100 only, RelLSTM up to T = 200, the other four at every T; the
+    denoise sweep keeps every model at every T. Table B.2 writes "not run" where a model did not train at a length."""
+    from lscnb.experiments.relevancy import tasks
+
+    copy = {(r.config["model"], r.config["T"]) for r in tasks.copy_runs("full")}
+    assert {T for m, T in copy if m == "MemRNN"} == {100} and {T for m, T in copy if m == "RelLSTM"} == {100, 200}
+    assert all({T for m, T in copy if m == k} == {100, 200, 500} for k in ("RNN", "orthRNN", "LSTM", "RelRNN"))
+    assert len(tasks.denoise_runs("full")) == 6 * 3
+    assert len(tasks.copy_runs("quick")) == 2  # the quick sweep is unchanged
+    res = _Results(
+        [_Result(dict(model=m, T=T), {"accuracy": [0.5]}) for m, T in [("RelRNN", 4), ("RelRNN", 8), ("MemRNN", 4)]]
+    )
+    rows = {r["model"]: r for r in tasks.copy_rows(res)}
+    assert rows["MemRNN"]["ours (T=8)"] == "not run" and rows["MemRNN"]["ours (T=4)"] == "50%"
+    assert rows["RelRNN"]["ours (T=8)"] == "50%"
+
+
 class _Result(dict):
     def __init__(self, cfg, out):
         super().__init__(out)

@@ -151,7 +151,8 @@ def _chunks(x, y):
 def _train_runs(task: str, scale: str) -> list[Run]:
     """The trainings of ``task``: every model at every training length; only copy at its shortest length is tested at
     the multiples ``transfer`` of it (Table 4.1), the others at their own length (Tables 4.2, B.2), and only denoise
-    at its shortest length measures gradients on sequences of ``grad_T`` (Fig. 4.2, left)."""
+    at its shortest length measures gradients on sequences of ``grad_T`` (Fig. 4.2, left). A model named in
+    ``{task}_longest`` trains up to that length only (:data:`~.common.COPY_SUBSET`)."""
     s = TASK_SIZES[scale]
     keys = ("L", "symbols", "width", "batch", "steps", "lr", "nu", "rho", "eval_batch", "grad_batch")
     return [
@@ -172,6 +173,7 @@ def _train_runs(task: str, scale: str) -> list[Run]:
         )
         for T in s[f"{task}_T"]
         for m in s[f"{task}_models"]
+        if s.get(f"{task}_longest", {}).get(m, T) >= T
         for seed in s["seeds"]
     ]
 
@@ -223,7 +225,7 @@ def _trained_rows(col, paper: dict, paper_T: list) -> list[dict]:
         for T in sorted({r.config["T"] for r in col}):
             k = paper_T.index(T) if T in paper_T else 0  # quick: beside the paper's shortest T
             row[f"paper (T={paper_T[k]})"] = _pct(pm[k]) if pm else "–"
-            row[f"ours (T={T})"] = _pct(accuracy(col, m, T)[0])
+            row[f"ours (T={T})"] = _pct(accuracy(col, m, T)[0]) if col.where(model=m, T=T) else "not run"
         rows.append(row)
     return rows
 
