@@ -172,8 +172,33 @@ def _shapes(o: Owed, runs=None) -> dict[str, list]:
         if counts := data_counts(o.module, o.figure, run.config):  # a run's length its data set sets, made explicit
             run = replace(run, config={**run.config, **counts})
         smoke = smoke_entries(o.module, o.figure, run.config)
-        groups.setdefault(_digest([shape_of(run), smoke]), []).append((run, smoke))
+        groups.setdefault(_digest([shape_of(run), smoke]), []).append((run, smoke, run.key))
     return groups
+
+
+def _measured(o: Owed, device: str) -> dict:
+    """The committed runs of owed figure ``o`` made on ``device``'s kind (``cpu``, ``cuda``), by shape: each shape's
+    mean wall time a run (a batched group's time shared by its runs). A full run timed to its end is the best rate an
+    untimed neighbour can take (:func:`_per_shape`); these are read from the results, never cached."""
+    from .results import store_for
+
+    missing = {r.key for r in o.missing}
+    seconds: dict[str, float] = {}
+    for run in o.every:
+        store = store_for("full", run.chapter)
+        if run.key in missing or not store.has(run.key):
+            continue
+        prov = json.loads(store.json_path(run.key).read_text()).get("provenance", {})
+        if str(prov.get("device", "")).split(":")[0] == device.split(":")[0] and _number(prov.get("wall_time_s")):
+            seconds[run.key] = float(prov["wall_time_s"]) / max(1, int(prov.get("batched") or 1))
+    out = {}
+    for k, members in _shapes(o, [r for r in o.every if r.key in seconds]).items():
+        times = [seconds[key] for _, _, key in members]
+        mean = sum(times) / len(times)
+        how = f"measured: {len(times)} committed run{'s' if len(times) != 1 else ''}, {mean:.0f} s a run"
+        out[k] = {"key": None, "n": [], "t": [], "est_s": mean, "bound": "~", "factor": None, "how": how}
+        out[k].update(run=members[0][2], measured=True)
+    return out
 
 
 def _time_shapes(groups: dict, device: str, max_s: float, timer) -> dict:
@@ -183,7 +208,7 @@ def _time_shapes(groups: dict, device: str, max_s: float, timer) -> dict:
     start = time.perf_counter()
     for i in _diverse([dict(groups[k][0][0].config) for k in keys]):
         left = max_s - (time.perf_counter() - start)
-        run, smoke = groups[keys[i]][0]
+        run, smoke, _ = groups[keys[i]][0]
         arch = run.config.get(ARCHITECTURE)
         new = arch not in archs
         if timed and not new and left < 0.4 * max_s:  # another shape only with time to learn something, but
@@ -226,7 +251,8 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
     """The estimate of owed figure ``o``'s missing runs: its shapes timed within ``max_s`` seconds, and each
     architecture (config entry ``model``) at least once with ``max_s`` of its own (or read from ``cache``), each
     untimed shape at the time per unit of the timed shape nearest it. A cached timing of a shape whose runs are now
-    committed still prices its untimed neighbours. A JSON-able dict."""
+    committed still prices its untimed neighbours, and so do the committed runs' own wall times on this device's kind
+    (:func:`_measured`), which take precedence. A JSON-able dict, with each missing run's estimate (``run_s``)."""
     from .runs import group_key
 
     groups = _shapes(o)
@@ -239,7 +265,11 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
         timed = _time_shapes(groups, device, max_s, timer)
         cache.shapes.update(timed)
         cache.save()
-    per_shape = _per_shape(known, timed)
+    measured = {k: m for k, m in _measured(o, device).items() if k not in groups}  # committed shapes only
+    scaled = next((m["key"] for m in timed.values() if m.get("key")), None)  # the count the calibrations scale
+    for m in measured.values():
+        m["key"] = scaled  # a measured rate is per unit of that count too
+    per_shape = _per_shape(known, {**timed, **measured})
     opened = any(timed[k]["bound"] == "open" for k in keys if k in timed)  # a committed shape's does not count
     total = None if opened or None in [per_shape[k] for k in keys] else sum(per_shape[k] * len(groups[k]) for k in keys)
     ok = [(k, m) for k, m in timed.items() if m["est_s"] is not None]
@@ -249,7 +279,7 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
             (timed[k] for k in keys if timed.get(k, {}).get("bound") == "open"), next(iter(timed.values()), None)
         )
     models = sorted({str(r.config[ARCHITECTURE]) for r in o.missing if r.config.get(ARCHITECTURE) is not None})
-    costed = {str(known[k][0][0].config.get(ARCHITECTURE)) for k in timed}
+    costed = {str(known[k][0][0].config.get(ARCHITECTURE)) for k in {**timed, **measured}}
     untimed = [m for m in models if m not in costed]  # never timed, at another one's cost: no bound either way
     bound = "~" if untimed else figure_bound(m["bound"] for m in timed.values())
     return {
@@ -268,6 +298,9 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
         "factor": worst["factor"] if worst else None,
         "how": (worst or next(iter(timed.values()), {})).get("how", ""),
         "calibrations": list(timed.values()),
+        "measured": len(measured),  # committed shapes whose wall times priced their untimed neighbours
+        # each missing run's estimate: the status page sums those still missing
+        "run_s": {} if total is None else {key: round(per_shape[k], 1) for k in keys for _, _, key in groups[k]},
         "models": models,
         "untimed": untimed,
         "batched": any(group_key(run) is not None for run in o.missing),  # its runs train in groups: --executor batched

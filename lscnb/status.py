@@ -22,6 +22,7 @@ def figure_state(module, figure: str) -> dict:
     store = store_for("full", runs[0].chapter)
     present = [r for r in runs if store.has(r.key)]
     state = {"runs": len(runs), "present": len(present), "devices": [], "dates": [], "results": None}
+    state["missing"] = [r.key for r in runs if not store.has(r.key)]
     if present:
         loaded = [store.load(r.key) for r in present]
         state["devices"] = sorted({r.provenance.get("device_name", "?") for r in loaded})
@@ -43,7 +44,7 @@ def rows(chapter_names=None, plans=("cpu", "cuda")) -> list[dict]:
         for r in table
         if kind(r) in ("quick only", "partial") and states[r["chapter"]].get(r["figure"], {}).get("results") is None
     }
-    missing = {(ch, f): states[ch][f]["runs"] - states[ch][f]["present"] for ch, f in owed} if plans else {}
+    missing = {(ch, f): states[ch][f]["missing"] for ch, f in owed} if plans else {}
     costs = [estimates(device, missing=missing) for device in plans]
     for row in table:
         key = row["chapter"], row["figure"]
@@ -55,8 +56,9 @@ def rows(chapter_names=None, plans=("cpu", "cuda")) -> list[dict]:
 def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, str], str]:
     """``{(chapter, figure): "full runs est. ~96 min on <machine>, plan of <date>"}`` from the plan committed as
     ``results/plan-<device>.json`` (``python -m lscnb plan --device D --json``); empty without one. ``missing``
-    (``{(chapter, figure): runs missing now}``) rescales a figure's cost to the runs still missing, at the plan's
-    mean cost per run, where the plan gives one and the count changed since."""
+    (``{(chapter, figure): the keys of the runs missing now}``, or their number) rescales a figure's cost to the runs
+    still missing where their number changed since the plan: the sum of the plan's estimates of those runs
+    (``run_s``), else the plan's mean cost per run times their number."""
     import json
     from pathlib import Path
 
@@ -74,9 +76,16 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
         key = f["chapter"], f["figure"]
         est, n = f.get("est_s"), f.get("missing")
         now = (missing or {}).get(key)
+        keys = None if now is None or isinstance(now, int) else list(now)
+        now = len(keys) if keys is not None else now
         some = None not in (n, f.get("runs")) and n != f["runs"]  # some of the figure's runs were in before the plan
-        if est is not None and now is not None and f.get("per_run_s") is not None and now != n:
-            est, n, some = f["per_run_s"] * now, now, True  # and some since
+        per_run, run_s = f.get("per_run_s"), f.get("run_s") or {}
+        if est is not None and now is not None and now != n and (per_run is not None or run_s):
+            if keys is not None and run_s:  # and some since: the plan's own estimates of the runs still missing
+                est = sum(run_s[k] if k in run_s else per_run or sum(run_s.values()) / len(run_s) for k in keys)
+            else:
+                est = (per_run if per_run is not None else sum(run_s.values()) / len(run_s)) * now
+            n, some = now, True
         what = f"the {n} missing run" + ("s" if n != 1 else "") if some else "full runs"
         if est is None and f.get("bound") == "open":
             text = "cost not estimated (the data set sets the run's length, and it was not at hand to count)"

@@ -529,3 +529,38 @@ def test_a_shape_that_ran_out_is_not_planned_as_cheap(tmp_path):
     timer = lambda r, cfg, d, s: None if r.config["model"] == "slow" else 0.01 * cfg["steps"]  # noqa: E731
     f = plan.calibrate(o, "cpu", plan.Cache(tmp_path / "d.json", "cpu", "test", 1), 5.0, timer=timer)
     assert f["bound"] == ">=" and math.isclose(f["est_s"], 2 * 0.01 * 100, rel_tol=1e-6)
+
+
+def test_committed_runs_wall_times_price_their_untimed_neighbours(tmp_path, monkeypatch):
+    """A cached plan timed shape x (fast model) only; shape y (slow model, 3,000 steps) was priced at x's rate. Once a
+    run z of the slow model (1,000 steps) is committed from this device's kind, y takes z's measured rate per step (a
+    batched group's wall time shared by its runs); a run made on another device's kind is not read. The plan lists
+    each missing run's estimate, and the status page sums those still missing."""
+    from lscnb.results import Result, store_for
+    from lscnb.status import estimates
+
+    monkeypatch.setenv("LSCNB_RESULTS", str(tmp_path / "results"))
+    spec = (("x", 1000, "fast"), ("y", 3000, "slow"), ("z", 1000, "slow"))
+    runs = {n: Run("planfake", "a", n, fake_run, {"steps": k, "model": m, "seed": 0}) for n, k, m in spec}
+    every = list(runs.values())
+    cache = plan.Cache(tmp_path / "c.json", "cpu", "test", 1)
+    timer = lambda run, cfg, d, s: 0.001 * cfg["steps"]  # noqa: E731
+    plan.calibrate(plan.Owed("ch", "a", 1, 3, [runs["x"]], _chapter(), every), "cpu", cache, 5.0, timer=timer)
+    owed_now = plan.Owed("ch", "a", 1, 3, [runs["x"], runs["y"]], _chapter(), every)
+    before = plan.calibrate(owed_now, "cpu", cache, 5.0, timer=None)
+    x_s = before["run_s"][runs["x"].key]
+    assert before["measured"] == 0 and math.isclose(before["run_s"][runs["y"].key], 3 * x_s)
+    store = store_for("full", "planfake")
+    z = runs["z"]
+    store.save(Result(z.key, dict(z.config), {}, {}, {"device": "cuda", "wall_time_s": 1.0}))
+    assert plan.calibrate(owed_now, "cpu", cache, 5.0, timer=None)["measured"] == 0  # another device's kind
+    store.save(Result(z.key, dict(z.config), {}, {}, {"device": "cpu", "wall_time_s": 100.0, "batched": 2}))
+    after = plan.calibrate(owed_now, "cpu", cache, 5.0, timer=None)
+    assert after["measured"] == 1 and after["cached"] and after["untimed"] == []
+    assert math.isclose(after["run_s"][runs["y"].key], 150.0) and after["run_s"][runs["x"].key] == x_s
+    assert math.isclose(after["est_s"], 150.0 + x_s)
+    doc = {"figures": [{**after, "chapter": "ch", "figure": "a"}]}
+    (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
+    left = estimates("cpu", root=tmp_path, missing={("ch", "a"): [runs["y"].key]})
+    assert left[("ch", "a")] == "the 1 missing run est. ~2 min on cpu, plan of ?"  # y's 150 s, not the mean
+    assert estimates("cpu", root=tmp_path, missing={("ch", "a"): 1})[("ch", "a")].startswith("the 1 missing run")

@@ -49,11 +49,21 @@ def test_figure_state_and_rows_by_value(stores):
         "devices": [],
         "dates": [],
         "results": None,
+        "missing": [r.key for r in _Provenanced.FIGURES["none"]("full")],
     }
     half = status.figure_state(_Provenanced, "bare")
-    assert half == {"runs": 2, "present": 1, "devices": ["?"], "dates": ["?"], "results": None}
+    bare = _Provenanced.FIGURES["bare"]("full")
+    assert half == {
+        "runs": 2,
+        "present": 1,
+        "devices": ["?"],
+        "dates": ["?"],
+        "results": None,
+        "missing": [bare[1].key],
+    }
     done = status.figure_state(_Provenanced, "two")
     assert done["devices"] == ["Dev A", "Dev B"] and done["dates"] == ["2026-01-02", "2026-01-05"]
+    assert done["missing"] == []
     assert [r.key for r in done["results"]] == [r.key for r in two]
     table = status.chapter_rows("fab", _Provenanced)
     common = {"chapter": "fab"}
