@@ -21,8 +21,9 @@ def figure_state(module, figure: str) -> dict:
     runs = module.FIGURES[figure]("full")
     store = store_for("full", runs[0].chapter)
     present = [r for r in runs if store.has(r.key)]
+    done = {r.key for r in present}
     state = {"runs": len(runs), "present": len(present), "devices": [], "dates": [], "results": None}
-    state["missing"] = [r.key for r in runs if not store.has(r.key)]
+    state["missing"] = [r.key for r in runs if r.key not in done]
     if present:
         loaded = [store.load(r.key) for r in present]
         state["devices"] = sorted({r.provenance.get("device_name", "?") for r in loaded})
