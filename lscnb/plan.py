@@ -66,6 +66,7 @@ class Owed:
     missing: list
     module: object = field(default=None, repr=False)
     every: list = field(default_factory=list, repr=False)
+    provenance: dict = field(default_factory=dict, repr=False)
 
 
 def owed(chapter_names=None) -> list[Owed]:
@@ -79,7 +80,6 @@ def owed_in(name: str, module) -> list[Owed]:
     """The figures of chapter ``module`` without all their full results, each with the runs its store lacks."""
     from . import status
     from .figures import items
-    from .results import store_for
 
     out = []
     for figure in module.FIGURES:
@@ -87,10 +87,9 @@ def owed_in(name: str, module) -> list[Owed]:
         if state["results"] is not None:
             continue
         runs = list({r.key: r for r in module.FIGURES[figure]("full")}.values())
-        store = store_for("full", runs[0].chapter)
-        missing = [r for r in runs if not store.has(r.key)]
+        missing = [r for r in runs if r.key not in state["provenance"]]
         n_items = sum(f == figure for _, f in items(module))
-        out.append(Owed(name, figure, n_items, len(runs), missing, module, runs))
+        out.append(Owed(name, figure, n_items, len(runs), missing, module, runs, state["provenance"]))
     return out
 
 
@@ -180,17 +179,10 @@ def _measured(o: Owed, device: str) -> dict:
     """The committed runs of owed figure ``o`` made on ``device``'s kind (``cpu``, ``cuda``), by shape: each shape's
     mean wall time a run (a batched group's time shared by its runs). A full run timed to its end is the best rate an
     untimed neighbour can take (:func:`_per_shape`); these are read from the results, never cached."""
-    from .results import store_for
-
-    missing = {r.key for r in o.missing}
     seconds: dict[str, float] = {}
-    for run in o.every:
-        store = store_for("full", run.chapter)
-        if run.key in missing or not store.has(run.key):
-            continue
-        prov = json.loads(store.json_path(run.key).read_text()).get("provenance", {})
+    for key, prov in o.provenance.items():
         if str(prov.get("device", "")).split(":")[0] == device.split(":")[0] and _number(prov.get("wall_time_s")):
-            seconds[run.key] = float(prov["wall_time_s"]) / max(1, int(prov.get("batched") or 1))
+            seconds[key] = float(prov["wall_time_s"]) / max(1, int(prov.get("batched") or 1))
     out = {}
     for k, members in _shapes(o, [r for r in o.every if r.key in seconds]).items():
         times = [seconds[key] for _, _, key in members]

@@ -17,15 +17,17 @@ from .sweep import Collected
 
 
 def figure_state(module, figure: str) -> dict:
-    """Which committed full-scale runs of ``figure`` exist, and how they were made."""
+    """Which committed full-scale runs of ``figure`` exist (``provenance``: each one's, by key), and how they were
+    made."""
     runs = module.FIGURES[figure]("full")
     store = store_for("full", runs[0].chapter)
     present = [r for r in runs if store.has(r.key)]
     done = {r.key for r in present}
-    state = {"runs": len(runs), "present": len(present), "devices": [], "dates": [], "results": None}
+    state = {"runs": len(runs), "present": len(present), "devices": [], "dates": [], "results": None, "provenance": {}}
     state["missing"] = [r.key for r in runs if r.key not in done]
     if present:
         loaded = [store.load(r.key) for r in present]
+        state["provenance"] = {r.key: res.provenance for r, res in zip(present, loaded)}
         state["devices"] = sorted({r.provenance.get("device_name", "?") for r in loaded})
         state["dates"] = sorted({str(r.provenance.get("date", "?"))[:10] for r in loaded})
         if len(present) == len(runs):
@@ -58,8 +60,7 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
     """``{(chapter, figure): "full runs est. ~96 min on <machine>, plan of <date>"}`` from the plan committed as
     ``results/plan-<device>.json`` (``python -m lscnb plan --device D --json``); empty without one. ``missing``
     (``{(chapter, figure): the keys of the runs missing now}``, or their number) rescales a figure's cost to the runs
-    still missing where their number changed since the plan: the sum of the plan's estimates of those runs
-    (``run_s``), else the plan's mean cost per run times their number."""
+    still missing where their number changed since the plan (:func:`_rescaled`)."""
     import json
     from pathlib import Path
 
@@ -75,18 +76,7 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
     out = {}
     for f in doc.get("figures", []):
         key = f["chapter"], f["figure"]
-        est, n = f.get("est_s"), f.get("missing")
-        now = (missing or {}).get(key)
-        keys = None if now is None or isinstance(now, int) else list(now)
-        now = len(keys) if keys is not None else now
-        some = None not in (n, f.get("runs")) and n != f["runs"]  # some of the figure's runs were in before the plan
-        per_run, run_s = f.get("per_run_s"), f.get("run_s") or {}
-        if est is not None and now is not None and now != n and (per_run is not None or run_s):
-            if keys is not None and run_s:  # and some since: the plan's own estimates of the runs still missing
-                est = sum(run_s[k] if k in run_s else per_run or sum(run_s.values()) / len(run_s) for k in keys)
-            else:
-                est = (per_run if per_run is not None else sum(run_s.values()) / len(run_s)) * now
-            n, some = now, True
+        est, n, some = _rescaled(f, (missing or {}).get(key))
         what = f"the {n} missing run" + ("s" if n != 1 else "") if some else "full runs"
         if est is None and f.get("bound") == "open":
             text = "cost not estimated (the data set sets the run's length, and it was not at hand to count)"
@@ -108,6 +98,25 @@ def estimates(device: str = "cpu", root=None, missing=None) -> dict[tuple[str, s
             )
         out[key] = text
     return out
+
+
+def _rescaled(f: dict, now) -> tuple:
+    """A plan's figure ``f`` costed for the runs missing now (``now``: their keys, their number, or None for the
+    plan's own count): ``(est_s, runs, some)``, ``some`` true where some of the figure's runs are in. The sum of the
+    plan's estimates of those runs (``run_s``), else the plan's mean cost per run times their number."""
+    est, n = f.get("est_s"), f.get("missing")
+    keys = None if now is None or isinstance(now, int) else list(now)
+    now = len(keys) if keys is not None else now
+    some = None not in (n, f.get("runs")) and n != f["runs"]  # some of the figure's runs were in before the plan
+    run_s = f.get("run_s") or {}
+    rate = f.get("per_run_s")
+    if rate is None and run_s:
+        rate = sum(run_s.values()) / len(run_s)
+    if est is None or now is None or now == n or rate is None:
+        return est, n, some
+    if keys is not None and run_s:  # and some since: the plan's own estimates of the runs still missing
+        return sum(run_s.get(k, rate) for k in keys), now, True
+    return rate * now, now, True
 
 
 def _untimed(f: dict) -> str:

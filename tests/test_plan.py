@@ -48,7 +48,9 @@ def owed(monkeypatch, tmp_path):
     from lscnb import status
 
     monkeypatch.setenv("LSCNB_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setattr(status, "figure_state", lambda module, fig: {"results": [1] if fig == "done" else None})
+    monkeypatch.setattr(
+        status, "figure_state", lambda module, fig: {"results": [1] if fig == "done" else None, "provenance": {}}
+    )
     return plan.owed_in("planfake", _chapter())
 
 
@@ -552,9 +554,18 @@ def test_committed_runs_wall_times_price_their_untimed_neighbours(tmp_path, monk
     assert before["measured"] == 0 and math.isclose(before["run_s"][runs["y"].key], 3 * x_s)
     store = store_for("full", "planfake")
     z = runs["z"]
-    store.save(Result(z.key, dict(z.config), {}, {}, {"device": "cuda", "wall_time_s": 1.0}))
-    assert plan.calibrate(owed_now, "cpu", cache, 5.0, timer=None)["measured"] == 0  # another device's kind
-    store.save(Result(z.key, dict(z.config), {}, {}, {"device": "cpu", "wall_time_s": 100.0, "batched": 2}))
+
+    def committed(provenance):  # z committed with this provenance, read back as owed_in reads it
+        store.save(Result(z.key, dict(z.config), {}, {}, provenance))
+        return plan.Owed(
+            "ch", "a", 1, 3, [runs["x"], runs["y"]], _chapter(), every, {z.key: store.load(z.key).provenance}
+        )
+
+    assert (
+        plan.calibrate(committed({"device": "cuda", "wall_time_s": 1.0}), "cpu", cache, 5.0, timer=None)["measured"]
+        == 0
+    )  # another device's kind
+    owed_now = committed({"device": "cpu", "wall_time_s": 100.0, "batched": 2})
     after = plan.calibrate(owed_now, "cpu", cache, 5.0, timer=None)
     assert after["measured"] == 1 and after["cached"] and after["untimed"] == []
     assert math.isclose(after["run_s"][runs["y"].key], 150.0) and after["run_s"][runs["x"].key] == x_s

@@ -49,6 +49,7 @@ def test_figure_state_and_rows_by_value(stores):
         "devices": [],
         "dates": [],
         "results": None,
+        "provenance": {},
         "missing": [r.key for r in _Provenanced.FIGURES["none"]("full")],
     }
     half = status.figure_state(_Provenanced, "bare")
@@ -59,11 +60,12 @@ def test_figure_state_and_rows_by_value(stores):
         "devices": ["?"],
         "dates": ["?"],
         "results": None,
+        "provenance": {bare[0].key: {}},
         "missing": [bare[1].key],
     }
     done = status.figure_state(_Provenanced, "two")
     assert done["devices"] == ["Dev A", "Dev B"] and done["dates"] == ["2026-01-02", "2026-01-05"]
-    assert done["missing"] == []
+    assert done["missing"] == [] and done["provenance"][two[0].key]["device_name"] == "Dev B"
     assert [r.key for r in done["results"]] == [r.key for r in two]
     table = status.chapter_rows("fab", _Provenanced)
     common = {"chapter": "fab"}
