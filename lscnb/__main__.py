@@ -273,6 +273,11 @@ def _smoke(args) -> int:
 def _plan(args) -> int:
     if args.json and args.items:
         raise UsageError("--json and --items are two outputs: choose one")
+    if args.reread:
+        try:
+            json.loads(Path(args.reread).read_text())
+        except (OSError, ValueError) as err:
+            raise UsageError(f"--reread {args.reread}: not a readable plan ({type(err).__name__})") from None
     if args.chapter:
         from .experiments import chapters
 
@@ -380,6 +385,13 @@ def _add_plan(sub) -> None:
         help="time again instead of reading the cache (needed after a change of --max-calibration-s)",
     )
     pl.add_argument("--cache", default=None, help="calibration cache (default _build/plan-calibration-DEVICE.json)")
+    pl.add_argument(
+        "--reread",
+        metavar="PLAN_JSON",
+        default=None,
+        help="re-read the timings of a committed plan made on this machine (results/plan-cpu.json) instead of timing "
+        "the shapes it timed",
+    )
     pl.add_argument("--json", action="store_true")
     pl.add_argument(
         "--items", action="store_true", help="print only the planned items, CHAPTER:FIG,FIG@DEVICE, for gpu-full.sh"

@@ -124,6 +124,32 @@ class Cache:
         tmp.replace(self.path)
 
 
+def seed_cache(cache: Cache, doc: dict, found: list[Owed]) -> int:
+    """Fill ``cache`` with the timings of a committed plan ``doc`` (``python -m lscnb plan --json``), so that a plan
+    re-reads them for the runs owed now instead of timing again: each calibration goes under the shape of its run,
+    found among the owed figures' runs by key, else by name (a re-keyed run keeps its timing). ``doc`` must have been
+    timed on this machine with these threads (a shape the cache holds keeps its own). Returns how many it seeded."""
+    theirs = {k: doc.get(k) for k in ("device_name", "threads")}
+    if theirs != {k: cache.meta[k] for k in theirs}:
+        raise ValueError(
+            f"the plan was timed on {theirs}, not on this machine ({cache.meta['device_name']}, "
+            f"{cache.meta['threads']} threads): time it here instead"
+        )
+    runs = {r.key: (o, r) for o in found for r in o.every}
+    by_name = {key.rsplit("-", 1)[0]: v for key, v in runs.items()}
+    seeded = 0
+    for f in doc.get("figures", []):
+        for cal in f.get("calibrations", []):
+            key = str(cal.get("run", ""))
+            if (hit := runs.get(key) or by_name.get(key.rsplit("-", 1)[0])) is None or cal.get("measured"):
+                continue  # a figure no longer owed, or a committed run's wall time (read from the results anyway)
+            (digest,) = _shapes(hit[0], [hit[1]])
+            if digest not in cache.shapes:
+                cache.shapes[digest] = {**cal, "run": hit[1].key}
+                seeded += 1
+    return seeded
+
+
 def default_cache(device: str) -> Path:
     from .results import repo_root
 
@@ -441,6 +467,13 @@ def main(args, owed_figures=None) -> int:
     log = sys.stderr
     if cache.dropped:
         print(f"calibration cache {cache.path} is another machine's: recalibrating", file=log)
+    if reread := getattr(args, "reread", None):
+        try:
+            n = seed_cache(cache, json.loads(Path(reread).read_text()), found)
+        except ValueError as err:
+            print(f"python -m lscnb plan: --reread {reread}: {err}", file=log)
+            return 2
+        print(f"re-read {n} timings from {reread}", file=log)
     timed_now, start = [], time.perf_counter()
     for o in found:
         t = time.perf_counter()

@@ -347,6 +347,31 @@ def test_the_command_line(owed, monkeypatch, tmp_path, capsys):
     assert "planfake/a" in text and "est. min" in text and "reproduce planfake --profile full" in text
 
 
+def test_a_committed_plan_is_re_read_without_timing(owed, monkeypatch, tmp_path, capsys):
+    """``--reread`` prices the runs owed now from a committed plan's timings (each under its run's shape, a re-keyed
+    run by name), timing nothing; a plan timed on another machine or with other threads is refused, status 2."""
+    monkeypatch.setattr(plan, "owed", lambda names=None: owed)
+    base = ["plan", "--device", "cpu", "--max-calibration-s", "0.3", "--json"]
+    assert main([*base, "--cache", str(tmp_path / "first.json")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for f in doc["figures"]:  # as if the runs were re-keyed since: the name is kept, the hash is new
+        for cal in f["calibrations"]:
+            cal["run"] = cal["run"].rsplit("-", 1)[0] + "-0000000000"
+    (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
+    monkeypatch.setattr(plan, "measure", lambda *a, **k: pytest.fail("re-read, not timed"))
+    again = [*base, "--cache", str(tmp_path / "second.json"), "--reread", str(tmp_path / "plan-cpu.json")]
+    assert main(again) == 0
+    out = capsys.readouterr()
+    assert "re-read 2 timings" in out.err
+    new = json.loads(out.out)
+    assert [f["est_s"] for f in new["figures"]] == [f["est_s"] for f in doc["figures"]]
+    (tmp_path / "other.json").write_text(json.dumps({**doc, "device_name": "another CPU"}))
+    other = [*base, "--cache", str(tmp_path / "third.json"), "--reread", str(tmp_path / "other.json")]
+    assert main(other) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "--reread" in err[0] and "another CPU" in err[0]
+
+
 BAD = {
     "bad budget": (["--budget", "soon"], "--budget: must be a duration"),
     "zero budget": (["--budget", "0"], "--budget: must be a positive duration"),
@@ -355,6 +380,7 @@ BAD = {
     "zero calibration": (["--max-calibration-s", "0"], "--max-calibration-s: must be positive"),
     "two outputs": (["--json", "--items"], "--json and --items"),
     "unknown chapter": (["chapter9"], "unknown chapter 'chapter9'"),
+    "missing plan to re-read": (["--reread", "/nonexistent/plan-cpu.json"], "--reread /nonexistent/plan-cpu.json"),
 }
 if not torch.cuda.is_available():
     BAD["cuda without a GPU"] = (["--device", "cuda"], "no CUDA GPU is visible")
