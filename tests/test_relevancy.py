@@ -472,6 +472,26 @@ def test_copy_subset_trains_memrnn_and_rellstm_at_short_lengths_and_tables_say_n
     assert rows["RelRNN"]["ours (T=8)"] == "50%"
 
 
+def test_copy_gap_puts_the_thesis_beside_ours_at_the_longest_transfer_and_each_training_length():
+    """The status page's gap for Tables 4.1/B.2: each model with a thesis row at 50x T = 100 (the thesis's column
+    T = 5,000; MemRNN untested there), and RelRNN at each training length beside Table B.2's."""
+    from lscnb.experiments.relevancy import tasks
+
+    runs = [
+        ("RelRNN", 100, [1.0, 0.9]),
+        ("LSTM", 100, [0.5, 0.125]),
+        ("MemRNN", 100, [1.0, float("nan")]),
+        ("RNN", 100, [0.2, 0.1]),
+        ("RelRNN", 200, [0.59]),
+        ("RelRNN", 500, [0.01]),
+    ]
+    res = _Results([_Result(dict(model=m, T=T, transfer=[1, 50]), {"accuracy": a}) for m, T, a in runs])
+    gap = tasks.gap_copy(res)
+    assert gap.startswith("Table 4.1 at 50x T = 100: RelRNN 90% (thesis 99%), LSTM 12% (thesis 14%), MemRNN untested")
+    assert "RNN 10%" not in gap  # no thesis row
+    assert gap.endswith("Table B.2, RelRNN at T = 100/200/500: 100/59/1% (thesis 100/100/100%)")
+
+
 class _Result(dict):
     def __init__(self, cfg, out):
         super().__init__(out)

@@ -69,6 +69,7 @@ from .tasks import (  # noqa: F401
     copy_runs,
     denoise_rows,
     denoise_runs,
+    gap_copy,
     gradient_profiles,
     paper_table,
     show_curves,
@@ -143,6 +144,7 @@ FIGURES = declare(
                 data="copy task, generated",
                 note="quick: T = 10, 4 symbols; full: declared subset (T <= 500, 5k steps; MemRNN at T = 100 and "
                 "RelLSTM at T <= 200 only)",
+                gap=gap_copy,
             ),
         ],
         subset=COPY_SUBSET,

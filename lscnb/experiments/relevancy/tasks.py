@@ -230,6 +230,29 @@ def _trained_rows(col, paper: dict, paper_T: list) -> list[dict]:
     return rows
 
 
+def gap_copy(col) -> str:
+    """The status page's gap for Tables 4.1 and B.2: each model with a thesis row at the longest transfer length, and
+    RelRNN's copy accuracy at each training length, the thesis's beside ours."""
+    T = min(r.config["T"] for r in col)
+    k = col.where(T=T)[0].config["transfer"][-1]
+    at = TABLE_4_1_T.index(100 * k) if 100 * k in TABLE_4_1_T else None
+    parts = []
+    for m in dict.fromkeys(r.config["model"] for r in col.where(T=T)):
+        paper = TABLE_4_1.get(PAPER_NAME.get(m, m))
+        if paper is not None and at is not None:
+            ours = "untested" if untested(m, T * k) else _pct(accuracy(col, m, T)[-1])
+            parts.append(f"{m} {ours} (thesis {_pct(paper[at])})")
+    lengths = sorted({r.config["T"] for r in col.where(model="RelRNN")})
+    ours = "/".join(f"{accuracy(col, 'RelRNN', n)[0]:.0f}" for n in lengths)
+    theirs = "/".join(str(TABLE_B_2["RelRNN"][TABLE_B_2_T.index(n)]) for n in lengths if n in TABLE_B_2_T)
+    where = "/".join(str(n) for n in lengths)
+    return (
+        f"Table 4.1 at {k}x T = {T}: "
+        + ", ".join(parts)
+        + f"; Table B.2, RelRNN at T = {where}: {ours}% (thesis {theirs}%)"
+    )
+
+
 def copy_rows(col) -> list[dict]:
     """Table B.2: copy accuracy at the training length, the paper's beside ours."""
     return _trained_rows(col, TABLE_B_2, TABLE_B_2_T)
