@@ -187,11 +187,14 @@ def denoise_runs(scale: str) -> list[Run]:
 
 
 def accuracy(col, model: str, T: int) -> np.ndarray:
-    """Recall accuracy (%) of ``model`` trained at ``T``, mean over seeds, at each evaluated length."""
+    """Recall accuracy (%) of ``model`` trained at ``T``, mean over seeds, at each evaluated length (NaN where none
+    was tested)."""
     rs = col.where(model=model, T=T)
     if not rs:
         raise KeyError(f"no run of {model} at T = {T}")
-    return 100 * np.nanmean([r["accuracy"] for r in rs], axis=0)
+    acc = np.array([r["accuracy"] for r in rs], dtype=float)
+    n = (~np.isnan(acc)).sum(0)  # a length no seed was tested at stays NaN, without numpy's empty-mean warning
+    return np.where(n > 0, 100 * np.nansum(acc, 0) / np.maximum(n, 1), np.nan)
 
 
 def _pct(v) -> str:
