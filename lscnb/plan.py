@@ -467,7 +467,7 @@ def main(args, owed_figures=None) -> int:
     log = sys.stderr
     if cache.dropped:
         print(f"calibration cache {cache.path} is another machine's: recalibrating", file=log)
-    if reread := getattr(args, "reread", None):
+    if reread := args.reread:
         try:
             n = seed_cache(cache, json.loads(Path(reread).read_text()), found)
         except ValueError as err:

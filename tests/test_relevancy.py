@@ -493,6 +493,8 @@ def test_copy_gap_puts_the_thesis_beside_ours_at_the_longest_transfer_and_each_t
     assert gap.startswith("Table 4.1 at 50x T = 100: RelRNN 90% (thesis 99%), LSTM 12% (thesis 14%), MemRNN untested")
     assert "RNN 10%" not in gap  # no thesis row
     assert gap.endswith("Table B.2, RelRNN at T = 100/200/500: 100/59/1% (thesis 100/100/100%)")
+    res = _Results([*res, _Result(dict(model="RelRNN", T=400, transfer=[1]), {"accuracy": [0.5]})])
+    assert tasks.gap_copy(res).endswith("T = 100/200/400/500: 100/59/50/1% (thesis 100/100/–/100%)")  # thesis: no 400
 
 
 class _Result(dict):

@@ -246,8 +246,8 @@ def gap_copy(col) -> str:
             ours = "untested" if untested(m, T * k) else _pct(accuracy(col, m, T)[-1])
             parts.append(f"{m} {ours} (thesis {_pct(paper[at])})")
     lengths = sorted({r.config["T"] for r in col.where(model="RelRNN")})
-    ours = "/".join(f"{accuracy(col, 'RelRNN', n)[0]:.0f}" for n in lengths)
-    theirs = "/".join(str(TABLE_B_2["RelRNN"][TABLE_B_2_T.index(n)]) for n in lengths if n in TABLE_B_2_T)
+    ours = "/".join(_pct(accuracy(col, "RelRNN", n)[0]).rstrip("%") for n in lengths)
+    theirs = "/".join(str(TABLE_B_2["RelRNN"][TABLE_B_2_T.index(n)]) if n in TABLE_B_2_T else "–" for n in lengths)
     where = "/".join(str(n) for n in lengths)
     return (
         f"Table 4.1 at {k}x T = {T}: "
