@@ -14,6 +14,7 @@ from lscnb.data.relational import TASKS, split
 
 def test_appendix_curves_figs_c8_to_c11():
     from lscnb.experiments import corelnet as ex
+    from lscnb.experiments.corelnet.common import EXTREME_M
 
     ctx = types.SimpleNamespace(profile=Profile("quick"), device="cpu", seed=0, checkpoint=None, progress=False)
     full = {
@@ -26,13 +27,26 @@ def test_appendix_curves_figs_c8_to_c11():
     assert {k: v for k, v in c.items() if k != "m"} == {
         k: v for k, v in un[(c["task"], c["model"], c["seed"])].items() if k != "m"
     }
-    assert len(full["mcurve_encoder"]) == 4 * 3 * 2 * 4 * 3 and len(full["mcurve_unseen_encoder"]) == 4 * 3 * 2 * 4 * 3
+    # and that of Fig. C.8 is figure encoder's, where it has the (task, model): ESBN on same/different only
+    extreme = [r for r in full["mcurve_encoder"] if r.config["m"] == EXTREME_M[r.config["task"]]]
+    assert {(r.config["model"], r.config["task"]) for r in extreme} == {
+        ("esbn", t) for t in TASKS if t != "same_different"
+    }
+    assert not {r.key for r in full["mcurve_encoder"]} & {r.key for r in ex.encoder_runs("full")}
+    have = {tuple(sorted(r.config.items())) for r in ex.encoder_runs("quick")}
+    assert {
+        tuple(sorted(r.config.items())) for r in ex.FIGURES["mcurve_encoder"]("quick") if r.config["m"] == 98
+    } <= have
+    assert (
+        len(full["mcurve_encoder"]) == 4 * 3 * 2 * 4 * 3 - 9 * 2 * 3
+        and len(full["mcurve_unseen_encoder"]) == 4 * 3 * 2 * 4 * 3
+    )
     keys = [r.key for runs in full.values() for r in runs]
     assert len(keys) == len(set(keys))
     learned = next(r for r in full["mcurve_unseen_encoder"] if r.config["encoder"] == "learned")
     out = learned.fn(dict(learned.config, iters=2, test=10), ctx)
     assert 0 <= out["ood"] <= 1 and 0 <= out["iid"] <= 1
-    assert len([r for f in full for r in ex.FIGURES[f]("quick")]) == 12  # the quick profile's few seconds
+    assert len([r for f in full for r in ex.FIGURES[f]("quick")]) == 11  # the quick profile's few seconds
     # a declared subset: the thesis's asymmetric ESBN is left out (APPENDIX_SIZES)
     assert {r.config["model"] for r in full["mcurve_sym"]} == {"asym", "asym_corelnet_t", "sym_transformer"}
     assert len(full["mcurve_sym"]) == 3 * 4 * 4 * 3

@@ -266,12 +266,13 @@ FIGURES = declare(
                 source="Fig. C.8",
                 what="accuracy vs m behind a random frozen vs a learned encoder (Fig. 5.4 right)",
                 data="ESBN object images",
-                note="quick: same/different, CoRelNet, random encoder, m in {0, 98}; full: 4 tasks, CoRelNet, "
-                "CoRelNet-T, ESBN, "
-                "both encoders (owed: needs a GPU)",
+                note="extreme m from figure encoder (ESBN there on same/different only, so here on the other "
+                "three tasks); quick: same/different, CoRelNet, random encoder, m = 0; full: 4 tasks, CoRelNet, "
+                "CoRelNet-T, ESBN, both encoders (owed: needs a GPU)",
             )
         ],
         subset=_SUBSET,
+        reads=("encoder",),
     ),
     Figure(
         "mcurve_sym",
