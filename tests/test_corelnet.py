@@ -181,6 +181,17 @@ def test_coloured_tasks_and_encoded_front_end():
     loss = learned(seq[:4]).sum() + learned.l1()
     loss.backward()
     assert learned.encoder.convs[0].weight.grad is not None and float(learned.l1().detach()) > 0
+    # a learned encoder encodes each distinct object once: the codes and gradients of encoding every image
+    few = torch.tensor([[3, 7], [7, 3], [3, 3], [7, 7]])  # 8 images, 2 objects
+    grads, w = [], torch.rand(4, 2, 128, generator=g)
+    for z in (learned.codes(few), learned.linear(learned.encoder(render(imgs, few.flatten(), pal)).view(4, 2, -1))):
+        learned.zero_grad()
+        (z * w).sum().backward()
+        grads.append([p.grad.clone() for p in learned.parameters() if p.grad is not None])
+    torch.testing.assert_close(learned.codes(few), z)
+    assert len(grads[0]) == len(grads[1]) == 12  # the encoder (5 layers) and the linear layer, weights and biases
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
     with pytest.raises(ValueError, match="images"):
         Encoded(CoRelNet(2, 2), torch.rand(100, 32))
     with pytest.raises(ValueError, match="n_colours"):

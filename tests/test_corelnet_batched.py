@@ -50,7 +50,8 @@ def test_runs_that_differ_in_seed_and_split_train_together_as_alone(run_fn, grou
 
 
 def test_runs_that_cannot_batch_train_one_by_one():
-    """CoRelNet_mix (Gumbel noise) and the L1-penalised encoder are trained alone inside their group, exactly so."""
+    """CoRelNet_mix (Gumbel noise) and the learned encoders (distinct objects; with or without L1) are trained alone
+    inside their group, exactly so; the random encoder (a fixed table) trains in the group."""
     cfgs = [dict(task="same_different", model="mix", m=0, seed=s, iters=4, test=40) for s in (0, 1)]
     alone = [common.task_run(dict(c), _ctx(c["seed"])) for c in cfgs]
     together = common.task_group([dict(c) for c in cfgs], [_ctx(c["seed"]) for c in cfgs])
@@ -61,8 +62,8 @@ def test_runs_that_cannot_batch_train_one_by_one():
         for s in (0, 1)
     ]
     assert not any(common.batchable(encoders._encoded_job(c, _ctx(0))) for c in l1)
-    plain = dict(l1[0], encoder="learned")
-    assert common.batchable(encoders._encoded_job(plain, _ctx(0)))
+    assert not common.batchable(encoders._encoded_job(dict(l1[0], encoder="learned"), _ctx(0)))
+    assert common.batchable(encoders._encoded_job(dict(l1[0], encoder="random"), _ctx(0)))
 
 
 def test_the_twins_group_a_figures_runs_by_model_and_task():

@@ -266,12 +266,12 @@ FIGURES = declare(
                 source="Fig. C.8",
                 what="accuracy vs m behind a random frozen vs a learned encoder (Fig. 5.4 right)",
                 data="ESBN object images",
-                note="extreme m from figure encoder (ESBN there on same/different only, so here on the other "
-                "three tasks); quick: same/different, CoRelNet, random encoder, m = 0; full: 4 tasks, CoRelNet, "
-                "CoRelNet-T, ESBN, both encoders (owed: needs a GPU)",
+                note="extreme m from figure encoder; quick: same/different, CoRelNet, random encoder, m = 0; full: "
+                "4 tasks, CoRelNet and CoRelNet-T, both encoders; ESBN (90 runs, ~30 h of a CPU core) at figure "
+                "encoder's same/different point only",
             )
         ],
-        subset=_SUBSET,
+        subset=_SUBSET + ", CoRelNet and CoRelNet-T (ESBN: the extreme split on same/different)",
         reads=("encoder",),
     ),
     Figure(
@@ -314,12 +314,12 @@ FIGURES = declare(
                 source="Fig. C.11, Fig. 5.5 (right)",
                 what="accuracy vs m on unseen relations, random vs learned encoder",
                 data="ESBN object images",
-                note="quick: RMTS 3, CoRelNet, random encoder, m in {0, 94}; full: 4 tasks, CoRelNet, CoRelNet-T, "
-                "ESBN, both "
-                "encoders (owed: needs a GPU)",
+                note="quick: RMTS 3, CoRelNet, random encoder, m in {0, 94}; full: 4 tasks, CoRelNet and "
+                "CoRelNet-T, both encoders; ESBN left out (96 runs, ~30 h of a CPU core), so Fig. 5.5 (right) "
+                "averages two of its three models",
             )
         ],
-        subset=_SUBSET,
+        subset=_SUBSET + ", CoRelNet and CoRelNet-T (no ESBN)",
     ),
     Figure(
         "separated",

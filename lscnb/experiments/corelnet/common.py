@@ -19,6 +19,7 @@ from ...models.relational import (
     CoRelNet,
     CoRelNetMix,
     CoRelNetT,
+    Encoded,
     LSTMBaseline,
     MLPBaseline,
     PrediNet,
@@ -177,9 +178,13 @@ def shared(cfg: dict) -> dict:
 
 def batchable(job: Job) -> bool:
     """Whether ``job`` can train in a group: not CoRelNet_mix (its Gumbel noise is a random op, which ``vmap``
-    refuses), not the MNM (its meta-objective is kept on the model) and no L1 penalty (it reads the model's own
-    weights, not the group's)."""
-    return not job.args.get("l1") and not isinstance(job.args["model"], (CoRelNetMix, MNM))
+    refuses), not the MNM (its meta-objective is kept on the model), no L1 penalty (it reads the model's own
+    weights, not the group's) and no learned encoder (it encodes a batch's distinct objects, a shape ``vmap`` cannot
+    know; alone it is faster than a group of the whole images)."""
+    model = job.args["model"]
+    if job.args.get("l1") or isinstance(model, (CoRelNetMix, MNM)):
+        return False
+    return not (isinstance(model, Encoded) and model.learn)
 
 
 def run_jobs(job_fn: Callable[[dict, RunContext], Job], cfgs: list[dict], ctxs: list) -> list[dict]:

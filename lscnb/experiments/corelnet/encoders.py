@@ -84,7 +84,7 @@ ENCODER_SIZES = {
         test=20000,
     ),
 }
-"""Quick: same/different only (two images a sample; the conv encoder trains at ~0.1 s a step on this CPU). Full: the
+"""Quick: same/different only (two images a sample, 100 steps). Full: the
 four tasks at the extreme split, a declared subset on ESBN's side: ESBN runs on same/different only (``only``; its
 other 18 runs, with either encoder, take ~830 s each of one CPU core, ~4 h in all), as in figure ``mcurve_cat``."""
 
