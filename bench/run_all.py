@@ -12,6 +12,7 @@ from contextlib import redirect_stdout
 
 import batched
 import cells
+import encoder
 import optimizer_step
 import relational
 import scan
@@ -24,7 +25,7 @@ across machines; absolute times are not. The parallel scan does O(T log T) work:
 expected to win on a few CPU cores."""
 
 
-TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched", "relational", "optimizer")
+TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched", "relational", "encoder", "optimizer")
 
 
 def main(argv=None) -> None:
@@ -45,6 +46,7 @@ def main(argv=None) -> None:
         "cells": lambda: cells.main(dev),
         "batched": lambda: batched.main(dev),
         "relational": lambda: relational.main(dev),
+        "encoder": lambda: encoder.main(dev),
         "optimizer": lambda: optimizer_step.main(dev),
     }
     buf = io.StringIO()

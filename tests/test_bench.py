@@ -145,6 +145,19 @@ def test_relational_bench_runs_and_agrees(tmp_path):
     assert json.loads((tmp_path / "relational.json").read_text())["meta"]["device"] == "cpu"
 
 
+def test_encoder_bench_runs_and_agrees(tmp_path):
+    import encoder
+
+    rows = encoder.main(
+        ["--device", "cpu", "--tasks", "same_different", "--splits", "extreme", "--steps", "2", "--repeat", "1"]
+        + ["--threads", "1", "--out", str(tmp_path / "encoder.json")]
+    )
+    assert [(r["m"], r["variant"]) for r in rows] == [(98, "every image"), (98, "distinct objects (Encoded.codes)")]
+    assert rows[0]["images a batch"] == 192 and rows[0]["distinct"] == 2  # two training objects at m = 98
+    assert rows[0]["speed-up"] == 1.0 and all(r["ms a step"] > 0 and r["max loss diff"] <= 1e-4 for r in rows)
+    assert json.loads((tmp_path / "encoder.json").read_text())["meta"]["device"] == "cpu"
+
+
 def test_optimizer_step_bench_foreach_is_bit_equal(tmp_path):
     import optimizer_step
 

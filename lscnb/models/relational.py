@@ -123,8 +123,8 @@ class Encoded(nn.Module):
     def codes(self, seq: torch.Tensor) -> torch.Tensor:
         """The (B, T, 128) encoder outputs (after the linear layer if any) of the objects ``seq``. A learned encoder
         encodes each distinct object of the batch once: the codes and gradients of encoding every image (the encoder
-        keeps no batch statistics), 3-35x faster on a CPU when a few objects fill a batch (``torch.unique``, which
-        ``vmap`` refuses)."""
+        keeps no batch statistics), 4-50x faster a step on a CPU, the more the fewer objects fill a batch
+        (``bench/encoder.py``; ``torch.unique``, which ``vmap`` refuses)."""
         if self.learn:
             objects, where = torch.unique(seq, return_inverse=True)
             z = self.encoder(render(self.images, objects, self.palette))[where]
