@@ -77,6 +77,15 @@ def test_the_twins_group_a_figures_runs_by_model_and_task():
         for f in ("unseen", "games", "encoder", "mcurve_unseen_encoder")
         for r in ex.FIGURES[f]("quick")
     )
+    # a learned encoder's runs train alone (batchable): each is its own group, so each result is stored as it ends
+    for f in ("mcurve_encoder", "mcurve_unseen_encoder", "spurious"):
+        full = ex.FIGURES[f]("full")
+        learned = [r for r in full if r.config["encoder"] in ("learned", "learned_l1")]
+        fixed = [r for r in full if r.config["encoder"] not in ("learned", "learned_l1")]
+        assert learned and len({key(r) for r in learned}) == len(learned)
+        assert len({key(r) for r in fixed}) == len(
+            {(r.config["task"], r.config["model"], r.config["encoder"]) for r in fixed}
+        )
 
 
 def test_the_plain_lstm_step_is_torchs():

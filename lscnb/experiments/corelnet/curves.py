@@ -26,12 +26,11 @@ from .common import (
     model_tasks,
     objects,
     run_jobs,
-    shared,
     task_run,
     train_eval,
 )
 from .comparison import SIZE_MODELS
-from .encoders import encoder_run, encoder_runs
+from .encoders import encoder_key, encoder_run, encoder_runs
 from .ood import M_GRID
 from .unseen import phases, unseen_run
 
@@ -110,7 +109,7 @@ def unseen_encoder_run(cfg: dict, ctx: RunContext) -> dict:
     return run_jobs(unseen_encoder_job, [cfg], [ctx])[0]
 
 
-@twin(unseen_encoder_run, key=shared)
+@twin(unseen_encoder_run, key=encoder_key)
 def unseen_encoder_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
     """:func:`unseen_encoder_run` of runs that differ only in seed and m, trained together (``--executor batched``)."""
     return run_jobs(unseen_encoder_job, cfgs, ctxs)

@@ -20,6 +20,8 @@ ENCODERS = {
     "learned": "learned encoder",
     "learned_l1": "learned encoder + L1 linear layer",
 }
+LEARNED = ("learned", "learned_l1")
+"""The encoders trained with the model: their runs train one by one (:func:`~.common.batchable`)."""
 L1 = {"rmts": 5.0}
 """Fig. 5.6's L1 weights on the extra linear layer's sum of |w|: 5 for RMTS, 1 otherwise (thesis; the authors' code
 defaults to 1e-3)."""
@@ -36,12 +38,18 @@ def _encoded_job(cfg: dict, ctx, palette=None) -> Job:
         objs.images,
         palette=palette,
         seed=ctx.seed,
-        learn=enc in ("learned", "learned_l1"),
+        learn=enc in LEARNED,
         linear=enc in ("linear", "learned_l1"),
     )
     gen = TASKS[cfg["task"]][0] if palette is None else coloured(TASKS[cfg["task"]][0], len(palette))
     args = job_args(cfg, ctx, net, gen_fn=gen, l1=L1.get(cfg["task"], 1.0) if enc == "learned_l1" else 0.0)
     return Job(args, lambda out: {**out, "objects": objs.source})
+
+
+def encoder_key(cfg: dict) -> dict:
+    """The batched twins' key of a run behind an encoder: :func:`~.common.shared`, or, for a learned encoder, the whole
+    config. Such a run trains alone anyway, so a group would only hold its result back until the group's last run."""
+    return dict(cfg) if cfg["encoder"] in LEARNED else shared(cfg)
 
 
 def _spurious_job(cfg: dict, ctx) -> Job:
@@ -60,16 +68,17 @@ def encoder_run(cfg: dict, ctx: RunContext) -> dict:
     return run_jobs(_encoded_job, [cfg], [ctx])[0]
 
 
-@twin(spurious_run, key=shared)
+@twin(spurious_run, key=encoder_key)
 def spurious_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
-    """:func:`spurious_run` of runs that differ only in seed and m, trained together (``--executor batched``; those
-    with the L1 penalty one by one)."""
+    """:func:`spurious_run` of runs that differ only in seed and m, trained together (``--executor batched``; a learned
+    encoder's run alone, :func:`encoder_key`)."""
     return run_jobs(_spurious_job, cfgs, ctxs)
 
 
-@twin(encoder_run, key=shared)
+@twin(encoder_run, key=encoder_key)
 def encoder_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
-    """:func:`encoder_run` of runs that differ only in seed and m, trained together (``--executor batched``)."""
+    """:func:`encoder_run` of runs that differ only in seed and m, trained together (``--executor batched``; a learned
+    encoder's run alone, :func:`encoder_key`)."""
     return run_jobs(_encoded_job, cfgs, ctxs)
 
 
