@@ -152,6 +152,7 @@ def _reproduce(args) -> int:
         profile = config.resolve(args.profile, device=args.device, seed=args.seed)
     except (ValueError, TypeError) as err:
         raise UsageError(str(err)) from err
+    results.pin_code()  # the code imported now, whatever is committed while the runs go on
     known = chapters()
     names = sorted(known) if args.chapter == "all" else [args.chapter]
     for name in names:

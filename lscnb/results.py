@@ -67,11 +67,12 @@ def store_for(scale: str, chapter: str) -> Store:
 
 
 def git_commit() -> str:
-    """The current commit (with ``+dirty`` when a tracked file outside ``results/`` has changed: the results a run
-    rewrites say nothing about the code), or ``LSCNB_GIT_COMMIT``, or ``unknown``."""
-    env = os.environ.get("LSCNB_GIT_COMMIT")
-    if env:
-        return env
+    """``LSCNB_GIT_COMMIT`` if set (:func:`pin_code`), else the current commit (with ``+dirty`` when a tracked file
+    outside ``results/`` has changed: the results a run rewrites say nothing about the code), or ``unknown``."""
+    return os.environ.get("LSCNB_GIT_COMMIT") or _git_head()
+
+
+def _git_head() -> str:
     root = repo_root() or Path.cwd()
     try:
         sha = subprocess.run(
@@ -89,10 +90,22 @@ def git_commit() -> str:
         return "unknown"
 
 
-@functools.lru_cache(maxsize=1)
 def code_digest() -> str:
     """A short hash of the ``lscnb`` package's source: it tells whether a stored result was made by the code
-    now on disk (``git_commit`` cannot, for uncommitted edits)."""
+    now on disk (``git_commit`` cannot, for uncommitted edits); ``LSCNB_CODE_DIGEST`` if set (:func:`pin_code`)."""
+    return os.environ.get("LSCNB_CODE_DIGEST") or _source_digest()
+
+
+def pin_code() -> None:
+    """Fix the commit and code digest this process records as they are now, for it and the workers it starts
+    (``LSCNB_GIT_COMMIT``, ``LSCNB_CODE_DIGEST``, where not set): a sweep of hours records the code it imported, not
+    a commit made while it ran."""
+    os.environ.setdefault("LSCNB_GIT_COMMIT", git_commit())
+    os.environ.setdefault("LSCNB_CODE_DIGEST", code_digest())
+
+
+@functools.lru_cache(maxsize=1)
+def _source_digest() -> str:
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parent
     for path in sorted(package.rglob("*.py")):

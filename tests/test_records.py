@@ -13,7 +13,7 @@ from lscnb.results import Result, Store
 
 @pytest.fixture
 def no_env(monkeypatch):
-    for name in ("LSCNB_RESULTS", "LSCNB_CACHE", "LSCNB_GIT_COMMIT"):
+    for name in ("LSCNB_RESULTS", "LSCNB_CACHE", "LSCNB_GIT_COMMIT", "LSCNB_CODE_DIGEST"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
@@ -184,6 +184,22 @@ def test_provenance_by_value(no_env):
     assert prov["seeds"] == [3, 4] and prov["wall_time_s"] == 1.235 and prov["git_commit"] == "feedbeef"
     assert results.provenance(config.resolve("quick"), seeds=7, wall_time_s=0, scale="full")["seeds"] == [7]
     assert results.provenance(config.resolve("quick"), seeds=7, wall_time_s=0, scale="full")["scale"] == "full"
+
+
+def test_a_sweep_records_the_code_it_started_with(no_env):
+    """``pin_code`` (``python -m lscnb reproduce`` calls it first) fixes the commit and code digest that later
+    results record, in this process and the workers it starts: a commit made while runs go on is not theirs."""
+    from lscnb import config
+
+    no_env.setattr(results.os, "environ", dict(results.os.environ))  # what pin_code exports goes with the test
+    commits = iter(["aaaa", "bbbb"])
+    no_env.setattr(results, "_git_head", lambda: next(commits))
+    no_env.setattr(results, "_source_digest", lambda: "code-at-start")
+    results.pin_code()
+    no_env.setattr(results, "_source_digest", lambda: "code-later")
+    prov = results.provenance(config.resolve("quick"), seeds=0, wall_time_s=0)
+    assert (prov["git_commit"], prov["code"]) == ("aaaa", "code-at-start")
+    assert results.os.environ["LSCNB_GIT_COMMIT"] == "aaaa"  # inherited by spawned workers
 
 
 def test_an_interrupted_write_leaves_nothing_behind(tmp_path, monkeypatch):
