@@ -191,6 +191,25 @@ def test_show_curves_marks_quick_points_beside_full_ones(monkeypatch):
     assert (rows[0]["m = 98"], rows[1]["m = 0"], rows[1]["m = 98"]) == ("", "", 0.5)
 
 
+def test_show_curves_legend_names_a_series_of_one_panel(monkeypatch):
+    """Fig. C.8: ESBN has figure encoder's same/different point only, in the first panel; the legend (in the last
+    panel) names it too."""
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+    from lscnb.sweep import Collected
+
+    def res(task, model, m):
+        config = {"task": task, "model": model, "m": m, "seed": 0, "encoder": "random"}
+        return Result("r", config, {"ood": 1.0, "objects": "generated"})
+
+    runs = [res(t, "corelnet", m) for t in ("same_different", "rmts") for m in (0, 50)]
+    col = Collected("corelnet", "f", "full", "full", [*runs, res("same_different", "esbn", 98)], "cpu")
+    legend = {}
+    monkeypatch.setattr("lscnb.plot.show", lambda fig, *a, **k: legend.update(t=fig.axes[-1].get_legend().get_texts()))
+    ex.show_curves(col, title="C.8")
+    assert [t.get_text() for t in legend["t"]] == ["CoRelNet, random encoder", "ESBN, random encoder"]
+
+
 def test_cat_curves_fig_c7():
     from lscnb.experiments import corelnet as ex
 

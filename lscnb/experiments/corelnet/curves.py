@@ -281,7 +281,8 @@ def show_curves(*cols, title: str, models=None) -> None:
                 marker, edge = "s" if ablated(label) else "o", colour[_base_model(label)]
                 a.plot(list(c), list(c.values()), marker, mfc="white", mec=edge, zorder=3)
     ax[0, 0].set_ylabel("test accuracy (held-out objects)")
-    ax[0, -1].legend(fontsize=7, loc="lower left")
+    handles = {label: h for a in ax[0] for h, label in zip(*a.get_legend_handles_labels())}  # a series in one panel too
+    ax[0, -1].legend(handles.values(), handles.keys(), fontsize=7, loc="lower left")
     plot.show(
         fig,
         *cols,
