@@ -30,7 +30,7 @@ from .common import (
     train_eval,
 )
 from .comparison import SIZE_MODELS
-from .encoders import encoder_key, encoder_run, encoder_runs
+from .encoders import LEARNED, encoder_key, encoder_run, encoder_runs
 from .ood import M_GRID
 from .unseen import phases, unseen_run
 
@@ -98,7 +98,7 @@ def unseen_encoder_job(cfg: dict, ctx: RunContext) -> Job:
     """One model on an unseen-relation task behind a random frozen or a learned conv encoder (Fig. 5.5 right)."""
     torch.manual_seed(ctx.seed)
     objs = objects(ctx)
-    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=ctx.seed, learn=cfg["encoder"] == "learned")
+    net = Encoded(make_model(cfg["model"], cfg["task"]), objs.images, seed=ctx.seed, learn=cfg["encoder"] in LEARNED)
     args = job_args(cfg, ctx, net, **phases(UNSEEN[cfg["task"]][0]))
     return Job(args, lambda out: {**out, "objects": objs.source})
 
