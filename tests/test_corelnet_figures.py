@@ -478,3 +478,26 @@ def test_encoder_fig_5_4_right_declared_subset():
     assert {r.config["encoder"] for r in full} == {"random", "learned"} and len(full) == (2 * 4 + 1) * 2 * 3
     assert all(r.config["m"] == EXTREME_M[r.config["task"]] for r in full)
     assert "encoder" in ex.FIGURES["ablation"].reads and "mcurve_encoder" not in ex.FIGURES["ablation"].reads
+
+
+def test_gap_of_fig_5_5_right_averages_each_encoder_at_the_extreme_split():
+    """The status page's gap for Fig. C.11: each encoder's mean OOD accuracy at each series's largest m, over tasks,
+    models and seeds; smaller m do not count."""
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+
+    def r(task, model, enc, m, seed, ood):
+        return Result("c", {"task": task, "model": model, "encoder": enc, "m": m, "seed": seed}, {"ood": ood})
+
+    col = [
+        r("rmts3", "corelnet", "random", 94, 0, 1.0),
+        r("rmts3", "corelnet", "random", 94, 1, 0.8),
+        r("rmts3", "corelnet", "random", 0, 0, 0.1),  # not the extreme split
+        r("same_diff6", "corelnet_t", "random", 98, 0, 0.6),
+        r("rmts3", "corelnet", "learned", 94, 0, 0.5),
+        r("same_diff6", "corelnet_t", "learned", 98, 0, 0.7),
+    ]
+    assert ex.gap_unseen_encoder(col) == (
+        "mean OOD accuracy at the extreme split, random encoder 75.0%, learned encoder 60.0%; the thesis prints bars "
+        "only (Fig. 5.5 right)"
+    )

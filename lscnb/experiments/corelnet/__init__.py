@@ -53,6 +53,7 @@ from .curves import (  # noqa: F401
     ablation_sources,
     curve_drop,
     curve_rows,
+    gap_unseen_encoder,
     mcurve_cat_runs,
     mcurve_encoder_runs,
     mcurve_sym_runs,
@@ -317,6 +318,7 @@ FIGURES = declare(
                 note="quick: RMTS 3, CoRelNet, random encoder, m in {0, 94}; full: 4 tasks, CoRelNet and "
                 "CoRelNet-T, both encoders; ESBN left out (96 runs, ~30 h of a CPU core), so Fig. 5.5 (right) "
                 "averages two of its three models",
+                gap=gap_unseen_encoder,
             )
         ],
         subset=_SUBSET + ", CoRelNet and CoRelNet-T (no ESBN)",

@@ -244,6 +244,19 @@ def series_table(*cols, models=None) -> dict:
     return {k: dict(sorted(d.items())) for k, d in out.items()}
 
 
+def gap_unseen_encoder(col) -> str:
+    """Fig. 5.5 (right) from Fig. C.11's runs: each encoder's mean OOD accuracy at the extreme split, over tasks, models
+    and seeds (the thesis averages its models too)."""
+    ends = {}
+    for (_, label), c in series_table(col).items():
+        ends.setdefault(label.split(", ")[-1], []).append(c[max(c)])
+    return (
+        "mean OOD accuracy at the extreme split, "
+        + ", ".join(f"{e} {np.mean(v):.1%}" for e, v in ends.items())
+        + "; the thesis prints bars only (Fig. 5.5 right)"
+    )
+
+
 def _base_model(label: str) -> str:
     """The model a curve label is an ablation of (one colour per base model in :func:`show_curves`):
     ``"asymmetric CoRelNet-T"`` -> ``"CoRelNet-T"``, ``"ESBN + sensory (cat)"`` -> ``"ESBN"``."""
