@@ -70,11 +70,12 @@ class BatchedExecutor:
         self.workers = checks.positive_int(workers, "workers")
         self.threads = checks.positive_int(threads_per_run, "threads_per_run")
 
-    def jobs(self, todo) -> list[list]:
-        """``todo``'s ``(run, store)`` pairs cut into jobs: the runs of one group, ``max_group`` at most, or one run."""
+    def jobs(self, todo, device: str | None = None) -> list[list]:
+        """``todo``'s ``(run, store)`` pairs cut into jobs: the runs of one group, ``max_group`` at most, or one run
+        (as for a run whose twin does not pay on ``device``, :func:`lscnb.runs.group_key`)."""
         groups: dict = {}
         for run, store in todo:
-            groups.setdefault(group_key(run) or ("single", run.key), []).append((run, store))
+            groups.setdefault(group_key(run, device) or ("single", run.key), []).append((run, store))
         return [
             members[i : i + self.max_group]
             for members in groups.values()
@@ -82,7 +83,7 @@ class BatchedExecutor:
         ]
 
     def map(self, todo, profile: Profile, scale: str, *, progress: bool = True) -> Iterator:
-        jobs = [([run for run, _ in chunk], _job_checkpoint(chunk)) for chunk in self.jobs(todo)]
+        jobs = [([run for run, _ in chunk], _job_checkpoint(chunk)) for chunk in self.jobs(todo, profile.device)]
         if self.workers == 1 or len(jobs) == 1:
             for runs, ckpt in jobs:
                 yield from zip(runs, _safe_job(runs, profile, scale, ckpt, progress))

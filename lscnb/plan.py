@@ -321,7 +321,8 @@ def calibrate(o: Owed, device: str, cache: Cache, max_s: float = CALIBRATION_S, 
         "run_s": {} if total is None else {key: round(per_shape[k], 1) for k in keys for _, _, key in groups[k]},
         "models": models,
         "untimed": untimed,
-        "batched": any(group_key(run) is not None for run in o.missing),  # its runs train in groups: --executor batched
+        "batched": any(group_key(run, device) is not None for run in o.missing),  # train in groups: --executor batched
+        "batched_cuda": any(group_key(run, "cuda") is not None for run in o.missing),  # so on a GPU (command_cuda)
     }
 
 
@@ -369,7 +370,9 @@ def build(figs: list[dict], device: str, chunk_s=CHUNK_S, budget_s=None, cpu_lim
         c["command"] = command(c["chapter"], c["figures"], device, chunk_s, c["batched"])
         c["item"] = f"{c['chapter']}:{','.join(c['figures'])}@{device}" + ("*batched" if c["batched"] else "")
     for f in gpu:
-        f["command_cuda"] = command(f["chapter"], [f["figure"]], "cuda", chunk_s, bool(f.get("batched")))
+        f["command_cuda"] = command(
+            f["chapter"], [f["figure"]], "cuda", chunk_s, bool(f.get("batched_cuda", f.get("batched")))
+        )
     gpu.sort(key=lambda f: -f["items_per_min"])
     return {
         "device": device,

@@ -21,8 +21,9 @@ from .results import Result, provenance, split_outputs
 from .train import carried_time
 
 SEED_OFFSET = "seed_offset"
-GROUPS: dict[Callable, tuple[Callable, Callable]] = {}
-"""A run function -> (its batched twin, the key of the configs the twin computes together); see :func:`twin`."""
+GROUPS: dict[Callable, tuple] = {}
+"""A run function -> (its batched twin, the key of the configs the twin computes together, the device types on which
+that pays or None for all); see :func:`twin`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,25 +149,29 @@ def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = No
     return Result(run.key, dict(run.config), metrics, arrays, prov)
 
 
-def twin(run_fn: Callable, key: Callable[[dict], object]):
+def twin(run_fn: Callable, key: Callable[[dict], object], devices: tuple[str, ...] | None = None):
     """Register the decorated ``group_fn(configs, ctxs) -> [outputs]`` as the batched twin of ``run_fn``: given the
     configs and contexts of runs of ``run_fn`` whose ``key(config)`` (JSON-able) agree, it returns what ``run_fn``
     returns for each, up to floating-point rounding (training them together with
-    :func:`lscnb.batched.fit_batched`, say)."""
+    :func:`lscnb.batched.fit_batched`, say). ``devices`` (device types, such as ``("cuda",)``; default all) are those
+    on which training together pays: elsewhere the runs are computed one by one (:func:`group_key`)."""
     if not callable(run_fn) or not callable(key):
         raise TypeError("twin(run_fn, key) takes the run function and a function of its config")
+    if devices is not None and (isinstance(devices, str) or not all(isinstance(d, str) for d in devices)):
+        raise TypeError(f"devices must be a tuple of device types such as ('cuda',), got {devices!r}")
 
     def register(group_fn: Callable) -> Callable:
-        GROUPS[run_fn] = (group_fn, key)
+        GROUPS[run_fn] = (group_fn, key, None if devices is None else tuple(devices))
         return group_fn
 
     return register
 
 
-def group_key(run: Run) -> tuple | None:
-    """What ``run`` must share with the runs it is computed with (its function, its twin's key), or None (no twin)."""
+def group_key(run: Run, device: str | None = None) -> tuple | None:
+    """What ``run`` must share with the runs it is computed with (its function, its twin's key), or None (no twin, or
+    none that pays on ``device``, a device name such as ``"cuda:0"``; None: any device)."""
     entry = GROUPS.get(run.fn)
-    if entry is None:
+    if entry is None or (device is not None and entry[2] is not None and device.split(":")[0] not in entry[2]):
         return None
     return run.fn_path, json.dumps(entry[1](dict(run.config)), sort_keys=True, default=str)
 

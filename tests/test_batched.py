@@ -376,3 +376,32 @@ def test_an_exploding_but_finite_gradient_is_not_a_divergence_in_a_group():
         assert not hist.diverged and not ref.diverged
         assert hist.grad_norm == pytest.approx(ref.grad_norm, rel=1e-6) == [2e25] * 3
         assert torch.allclose(model.w, solo_model.w, rtol=1e-6)
+
+
+def _gpu_counts(cfg, ctx):
+    return {"n": float(cfg["n"])}
+
+
+@runs.twin(_gpu_counts, key=lambda cfg: {}, devices=("cuda",))
+def _gpu_group_counts(cfgs, ctxs):
+    _SEEN.append(len(cfgs))
+    return [{"n": float(c["n"])} for c in cfgs]
+
+
+def test_a_twin_for_some_devices_groups_only_there(stores):
+    """A twin that pays on a GPU only (``devices``): its runs group on ``cuda``, and on the CPU run one by one, each
+    with its own checkpoint, with ``--executor batched`` too."""
+    from lscnb.executors import BatchedExecutor
+    from lscnb.results import store_for
+
+    store = store_for("quick", "fakechapter")
+    todo = [(runs.Run("fakechapter", "gpu", f"n{n}", _gpu_counts, {"n": n}), store) for n in (1, 2, 3)]
+    assert runs.group_key(todo[0][0], "cuda:0") == runs.group_key(todo[1][0], "cuda") is not None
+    assert runs.group_key(todo[0][0], "cpu") is None and runs.group_key(todo[0][0]) is not None
+    assert [len(j) for j in BatchedExecutor().jobs(todo, "cuda")] == [3]
+    assert [len(j) for j in BatchedExecutor().jobs(todo, "cpu")] == [1, 1, 1]
+    _SEEN.clear()
+    done = list(BatchedExecutor().map(todo, config.resolve("quick", device="cpu"), "quick", progress=False))
+    assert [o.metrics["n"] for _, o in done] == [1.0, 2.0, 3.0] and _SEEN == []  # the twin was not called
+    with pytest.raises(TypeError, match="devices"):
+        runs.twin(_gpu_counts, key=lambda cfg: {}, devices="cuda")

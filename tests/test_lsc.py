@@ -261,6 +261,30 @@ def test_lr_grid_table_and_optima():
     assert {r.config["width"] for r in runs if r.config["kind"] == "lstm"} == {42, 94}
 
 
+@pytest.mark.parametrize("kind", ["lstm", "alif+"])
+def test_the_learning_rate_grid_trains_together_as_alone(kind):
+    """Fig. S1's twin: runs that differ only in learning rate, trained together, end as each alone (same initial
+    d-RNN, same batches), up to float rounding; a GPU groups the full grid by task and cell, a CPU does not."""
+    from lscnb import config
+    from lscnb.experiments import lsc as ex
+    from lscnb.experiments.lsc.drnn import drnn_group, drnn_run
+    from lscnb.runs import group_key
+    from lscnb.sweep import RunContext
+
+    p = config.resolve("quick", seed=0, device="cpu")
+    cfg = dict(task="sl-digits", kind=kind, depth=2, width=8, target=None, pre_steps=0, pre_lr=0.0, steps=6, batch=8)
+    cfgs = [{**cfg, "lr": lr, "seed": 0, "gradient": False, "limit": 40} for lr in (1e-1, 1e-2, 1e-4)]
+    ctx = lambda: RunContext(p, "cpu", 0, None, False)  # noqa: E731
+    solo = [drnn_run(c, ctx()) for c in cfgs]
+    together = drnn_group(cfgs, [ctx() for _ in cfgs])
+    for a, b in zip(solo, together):
+        np.testing.assert_allclose(b["loss"], a["loss"], rtol=1e-4, atol=1e-6)
+        assert b["test_ce"] == pytest.approx(a["test_ce"], rel=1e-4) and b["accuracy"] == pytest.approx(a["accuracy"])
+    assert len({round(float(r["loss"][-1]), 6) for r in together}) == 3  # each at its own rate
+    runs = ex.lr_grid_runs("full")
+    assert len({group_key(r, "cuda") for r in runs}) == 4 and {group_key(r, "cpu") for r in runs} == {None}
+
+
 def test_pretraining_records_divergence_instead_of_raising():
     from lscnb.pretrain import pretrain
 

@@ -317,6 +317,13 @@ def test_figures_whose_runs_batch_get_the_batched_executor():
     assert out["gpu"][0]["command_cuda"].endswith("--device cuda --executor batched")
 
 
+def test_a_figure_whose_twin_pays_on_a_gpu_only_is_batched_in_its_gpu_command():
+    figs = [{**_fig("cpu-alone", 1, 2), "batched_cuda": True}, {**_fig("gpu-grouped", 1, 90), "batched_cuda": True}]
+    out = plan.build(figs, "cpu", chunk_s=540, cpu_limit_s=3600)
+    assert "--executor" not in out["commands"][0]["command"] and not out["commands"][0]["item"].endswith("*batched")
+    assert out["gpu"][0]["command_cuda"].endswith("--device cuda --executor batched")
+
+
 def test_the_budget_cuts_and_fills():
     figs = [_fig("a", 2, 10), _fig("b", 2, 30), _fig("c", 1, 10), _fig("d", 1, 50)]
     out = plan.build(figs, "cuda", chunk_s=540, budget_s=25 * 60)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
 
 from ... import plot
 from ...models.drnn import DRNN
 from ...pretrain import final_radii, pretrain_stack
+from ...runs import twin
 from ...sweep import Run, RunContext
 from .common import CHAPTER, DRNN_TASKS, DRNN_WIDTHS, KIND_ORDER, SIZES, _spike_task, input_gradient
 
@@ -35,11 +38,9 @@ def _test_scores(m, xte: torch.Tensor, yte: torch.Tensor, encode, chunk: int = 5
     return {"accuracy": acc / len(yte), "ce": ce / len(yte)}
 
 
-def drnn_run(cfg: dict, ctx: RunContext) -> dict:
-    """One cell of Fig. 3: build a d-RNN (paper initialisation), pre-train it to ``target`` (or not), then train
-    it with Adam on a spike task, cross-entropy at every step; test mode accuracy."""
-    from ...train import fit
-
+def _setup(cfg: dict, ctx: RunContext):
+    """A run's d-RNN (paper initialisation, pre-trained to ``cfg["target"]`` or not), its task, the generator of its
+    batches, its batch and loss functions and the outputs known before training."""
     torch.manual_seed(ctx.seed)
     xtr, ytr, xte, yte, encode = _spike_task(cfg["task"], ctx.seed, cfg.get("limit"))
     model = DRNN(
@@ -75,6 +76,33 @@ def drnn_run(cfg: dict, ctx: RunContext) -> dict:
     def loss(m, x, y):
         return _every_step_ce(m(x), y)
 
+    def scores(m):
+        return _test_scores(m, xte, yte, encode)
+
+    return model, gen, batch, loss, scores, out
+
+
+def _outputs(cfg: dict, out: dict, hist) -> dict:
+    """``out`` with what training left in ``hist``: last test accuracy and cross-entropies (NaN once diverged)."""
+    acc, nan = [e["accuracy"] for e in hist.evals], float("nan")
+    last = hist.loss[-max(1, cfg["steps"] // 10) :]  # the training cross-entropy over the last tenth of the steps
+    return {
+        **out,
+        "accuracy": acc[-1] if acc and not hist.diverged else nan,
+        "diverged": hist.diverged,
+        "loss": np.array(hist.loss),
+        "curve": np.array(acc),
+        "test_ce": hist.evals[-1]["ce"] if hist.evals and not hist.diverged else nan,
+        "train_ce": float(np.mean(last)) if last and not hist.diverged else nan,
+    }
+
+
+def drnn_run(cfg: dict, ctx: RunContext) -> dict:
+    """One cell of Fig. 3: build a d-RNN (paper initialisation), pre-train it to ``target`` (or not), then train
+    it with Adam on a spike task, cross-entropy at every step; test mode accuracy."""
+    from ...train import fit
+
+    model, gen, batch, loss, scores, out = _setup(cfg, ctx)
     # pre-training and the gradient profile above ran on the CPU; training runs on ctx.device
     hist = fit(
         model,
@@ -82,7 +110,7 @@ def drnn_run(cfg: dict, ctx: RunContext) -> dict:
         loss,
         steps=cfg["steps"],
         lr=cfg["lr"],
-        eval_fn=lambda m: _test_scores(m, xte, yte, encode),
+        eval_fn=scores,
         device=ctx.device,
         eval_every=max(1, cfg["steps"] // 4),
         checkpoint=ctx.checkpoint,  # a resumed run pre-trains again (the same draws) and goes on from here
@@ -90,17 +118,37 @@ def drnn_run(cfg: dict, ctx: RunContext) -> dict:
         progress=False,
         desc=f"{cfg['kind']} {cfg['target']}",
     )
-    acc, nan = [e["accuracy"] for e in hist.evals], float("nan")
-    last = hist.loss[-max(1, cfg["steps"] // 10) :]  # the training cross-entropy over the last tenth of the steps
-    out.update(
-        accuracy=acc[-1] if acc and not hist.diverged else nan,
-        diverged=hist.diverged,
-        loss=np.array(hist.loss),
-        curve=np.array(acc),
-        test_ce=hist.evals[-1]["ce"] if hist.evals and not hist.diverged else nan,
-        train_ce=float(np.mean(last)) if last and not hist.diverged else nan,
+    return _outputs(cfg, out, hist)
+
+
+@twin(drnn_run, key=lambda cfg: {k: v for k, v in cfg.items() if k != "lr"}, devices=("cuda",))
+def drnn_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
+    """:func:`drnn_run` of runs that differ only in learning rate (Fig. S1's grid): one initial d-RNN (pre-trained,
+    if at all, once) and one stream of batches (the seed's), the copies trained together, each at its own rate
+    (:func:`lscnb.batched.fit_batched`: the same runs up to floating-point rounding; ``--executor batched``). On a
+    GPU only: on one CPU core, 7 full-size runs together took 0.8x (sl-MNIST LSTM) to 1.9x (ALIF+) the time of the 7
+    one after another (2026-11-29; wide matrices leave a CPU nothing to fill, and ``vmap`` adds its overhead)."""
+    from ...batched import fit_batched
+
+    cfg, ctx = cfgs[0], ctxs[0]
+    model, gen, batch, loss, scores, out = _setup(cfg, ctx)
+    models = [model] + [copy.deepcopy(model) for _ in cfgs[1:]]
+    hists = fit_batched(
+        models,
+        batch,
+        loss,
+        steps=cfg["steps"],
+        lr=[c["lr"] for c in cfgs],
+        in_dims=None,
+        eval_fn=scores,
+        eval_every=max(1, cfg["steps"] // 4),
+        device=ctx.device,
+        checkpoint=ctx.checkpoint,
+        generators=(gen,),
+        progress=ctx.progress,
+        desc=f"{cfg['task']} {cfg['kind']} x{len(cfgs)} (batched)",
     )
-    return out
+    return [_outputs(cfg, out, h) for h in hists]
 
 
 def drnn_runs(scale: str) -> list[Run]:
