@@ -116,15 +116,17 @@ def _shrunk(module, name: str, run):
 
 
 def smoke_group(module, name: str) -> list:
-    """Two full-profile runs of figure ``name`` that train together (its first and the next that shares its batched
-    twin's key, :func:`lscnb.runs.group_key`), shrunk as :func:`smoke_runs` shrinks them; none when there are not two:
-    the ``--executor batched`` path of the figure."""
+    """Two full-profile runs of figure ``name`` that train together (the first run that shares its batched twin's key,
+    :func:`lscnb.runs.group_key`, with a later one, and that one), shrunk as :func:`smoke_runs` shrinks them; none
+    when no two do: the ``--executor batched`` path of the figure."""
     from .runs import group_key
 
-    runs = module.FIGURES[name]("full")
-    key = group_key(runs[0])
-    mates = [r for r in runs if key is not None and group_key(r) == key][:2]
-    return [_shrunk(module, name, r) for r in mates] if len(mates) == 2 else []
+    by_key: dict = {}
+    for run in module.FIGURES[name]("full"):
+        if (key := group_key(run)) is not None:
+            by_key.setdefault(key, []).append(run)
+    mates = next((rs[:2] for rs in by_key.values() if len(rs) >= 2), [])
+    return [_shrunk(module, name, r) for r in mates]
 
 
 def smoke_entries(module, name: str, config) -> dict:

@@ -214,6 +214,36 @@ def test_task_runs_record_curves_and_baselines():
     assert list(out["eval_step"]) == [2, 4] and np.isfinite(out["mse"]).all()
 
 
+@pytest.mark.parametrize("task", ["copy", "adding"])
+def test_roarnn_seeds_train_together_as_alone(task):
+    """The copy and adding twins: roaRNN runs that differ only in seed, trained together, record each solo run's
+    curves (its own initial weights and batches) up to float rounding; a baseline (nn.RNN, nn.LSTM) trains alone."""
+    from lscnb.experiments.roarnn import tasks
+    from lscnb.runs import group_key
+    from lscnb.sweep import Run
+
+    common = dict(model="roa", width=8, batch=4, steps=4, eval_every=2, lr=0.05, rho=3.0)
+    cfg = (
+        {**common, "lag": 5, "symbols": 10, "alpha": 3 / 15}
+        if task == "copy"
+        else {**common, "length": 10, "alpha": 0.1}
+    )
+    cfgs = [{**cfg, "seed": s} for s in (0, 1, 2)]
+    ctxs = [types.SimpleNamespace(device="cpu", seed=s, checkpoint=None, progress=False) for s in (0, 1, 2)]
+    run_fn, group_fn = (tasks.copy_run, tasks.copy_group) if task == "copy" else (tasks.adding_run, tasks.adding_group)
+    solo = [run_fn(c, x) for c, x in zip(cfgs, ctxs)]
+    together = group_fn(cfgs, ctxs)
+    for a, b in zip(solo, together):
+        np.testing.assert_allclose(b["loss"], a["loss"], rtol=1e-4)
+        for k in ("ce", "accuracy", "baseline") if task == "copy" else ("mse",):
+            np.testing.assert_allclose(b[k], a[k], rtol=1e-4)
+    assert len({float(r["loss"][0]) for r in together}) == 3  # each seed its own model and batches
+    keyed = lambda c: group_key(Run("roarnn", task, f"s{c['seed']}", run_fn, c))  # noqa: E731
+    assert keyed(cfgs[0]) == keyed(cfgs[1]) is not None
+    lstm = [{**c, "model": "lstm", "alpha": None} for c in cfgs[:2]]
+    assert keyed(lstm[0]) != keyed(lstm[1])
+
+
 def test_killed_deep_moons_run_resumes_without_losing_epochs(tmp_path, monkeypatch):
     """The 50,000-layer Fig. 1 run checkpoints every epoch through lscnb.train.fit: a run killed after its second
     checkpoint resumes from it and ends exactly where an uninterrupted run ends."""

@@ -59,8 +59,9 @@ def test_figures_with_a_batched_twin_smoke_a_group_too():
     from lscnb.figures import smoke_group
     from lscnb.runs import group_key
 
-    for module, figure in ((corelnet, "mcurve"), (memory, "theta0")):
+    for module, figure in ((corelnet, "mcurve"), (memory, "theta0"), (roarnn, "copy")):
         group = smoke_group(module, figure)
         assert len(group) == 2 and group_key(group[0]) == group_key(group[1]) is not None
-        assert group[0].key != group[1].key and group[0].config["steps" if module is memory else "iters"] <= 20
+        assert group[0].key != group[1].key and group[0].config["iters" if module is corelnet else "steps"] <= 20
+    assert smoke_group(roarnn, "copy")[0].config["model"] == "roa"  # the first runs, the baselines', train alone
     assert smoke_group(roarnn, "moons") == []
