@@ -286,6 +286,23 @@ def test_psmnist_run_on_the_digits_stand_in_drops_the_learning_rate():
     assert out["accuracy"].min() >= 0 and out["accuracy"].max() <= 1
 
 
+def test_psmnist_seeds_train_together_as_alone_with_the_rate_drop():
+    """Fig. 5's twin: seeds trained together, each on its own shuffles, with the solo run's rate drop (after epoch
+    ``lr_drop - 1``): the same losses and test accuracies up to float rounding."""
+    from lscnb.experiments.roarnn import psmnist
+
+    cfg = dict(source="digits", n_train=0, n_test=0, width=8, rho=0.5, lr=0.1, lr_drop=2, epochs=3)
+    ctxs = [types.SimpleNamespace(device="cpu", seed=s, checkpoint=None, progress=False) for s in (0, 1)]
+    solo = [psmnist.psmnist_run({**cfg, "seed": x.seed}, x) for x in ctxs]
+    together = psmnist.psmnist_group([{**cfg, "seed": x.seed} for x in ctxs], ctxs)
+    for a, b in zip(solo, together):
+        np.testing.assert_allclose(b["loss"], a["loss"], rtol=1e-4)
+        np.testing.assert_allclose(b["accuracy"], a["accuracy"], atol=1 / 397)  # one test digit at most
+        assert b["params"] == a["params"] and len(b["loss"]) == 3 * 14
+    nodrop = psmnist.psmnist_run({**cfg, "lr_drop": 9, "seed": 0}, ctxs[0])
+    assert not np.allclose(nodrop["loss"][14:], solo[0]["loss"][14:], rtol=1e-4)  # the drop changes the run
+
+
 def test_bilinear_bytes_predicts_saved_memory_exactly():
     from lscnb.experiments import roarnn as ex
     from lscnb.memprof import bilinear_bytes
