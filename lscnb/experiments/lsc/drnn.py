@@ -126,7 +126,7 @@ def drnn_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
     """:func:`drnn_run` of runs that differ only in learning rate (Fig. S1's grid): one initial d-RNN (pre-trained,
     if at all, once) and one stream of batches (the seed's), the copies trained together, each at its own rate
     (:func:`lscnb.batched.fit_batched`: the same runs up to floating-point rounding; ``--executor batched``). On a
-    GPU only: on one CPU core, 7 full-size runs together took 0.8x (sl-MNIST LSTM) to 1.9x (ALIF+) the time of the 7
+    GPU only: on one CPU core, 7 full-size runs together took 0.8x (sl-MNIST LSTM) to 2.4x (ALIF+) the time of the 7
     one after another (2026-11-29; wide matrices leave a CPU nothing to fill, and ``vmap`` adds its overhead)."""
     from ...batched import fit_batched
 
