@@ -124,11 +124,12 @@ class Cache:
         tmp.replace(self.path)
 
 
-def seed_cache(cache: Cache, doc: dict, found: list[Owed]) -> int:
+def seed_cache(cache: Cache, doc: dict, found: list[Owed]) -> tuple[int, int]:
     """Fill ``cache`` with the timings of a committed plan ``doc`` (``python -m lscnb plan --json``), so that a plan
     re-reads them for the runs owed now instead of timing again: each calibration goes under the shape of its run,
     found among the owed figures' runs by key, else by name (a re-keyed run keeps its timing). ``doc`` must have been
-    timed on this machine with these threads (a shape the cache holds keeps its own). Returns how many it seeded."""
+    timed on this machine with these threads (a shape the cache holds keeps its own). Returns how many it seeded and
+    how many of the plan's timings it left to the cache's own."""
     theirs = {k: doc.get(k) for k in ("device_name", "threads")}
     if theirs != {k: cache.meta[k] for k in theirs}:
         raise ValueError(
@@ -137,7 +138,7 @@ def seed_cache(cache: Cache, doc: dict, found: list[Owed]) -> int:
         )
     runs = {r.key: (o, r) for o in found for r in o.every}
     by_name = {key.rsplit("-", 1)[0]: v for key, v in runs.items()}
-    seeded = 0
+    seeded = kept = 0
     for f in doc.get("figures", []):
         for cal in f.get("calibrations", []):
             key = str(cal.get("run", ""))
@@ -147,7 +148,9 @@ def seed_cache(cache: Cache, doc: dict, found: list[Owed]) -> int:
             if digest not in cache.shapes:
                 cache.shapes[digest] = {**cal, "run": hit[1].key}
                 seeded += 1
-    return seeded
+            else:
+                kept += 1
+    return seeded, kept
 
 
 def default_cache(device: str) -> Path:
@@ -472,11 +475,16 @@ def main(args, owed_figures=None) -> int:
         print(f"calibration cache {cache.path} is another machine's: recalibrating", file=log)
     if reread := args.reread:
         try:
-            n = seed_cache(cache, json.loads(Path(reread).read_text()), found)
+            n, kept = seed_cache(cache, json.loads(Path(reread).read_text()), found)
         except ValueError as err:
             print(f"python -m lscnb plan: --reread {reread}: {err}", file=log)
             return 2
         print(f"re-read {n} timings from {reread}", file=log)
+        if kept:
+            print(
+                f"kept {kept} timings of the cache {cache.path} in place of the plan's (--recalibrate times anew)",
+                file=log,
+            )
     timed_now, start = [], time.perf_counter()
     for o in found:
         t = time.perf_counter()

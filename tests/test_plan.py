@@ -377,6 +377,9 @@ def test_a_committed_plan_is_re_read_without_timing(owed, monkeypatch, tmp_path,
     assert main(other) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "--reread" in err[0] and "another CPU" in err[0]
+    first = [*base, "--cache", str(tmp_path / "first.json"), "--reread", str(tmp_path / "plan-cpu.json")]
+    assert main(first) == 0  # the first cache holds the shapes, timed: it keeps its own, and says so
+    assert "re-read 0 timings" in (err := capsys.readouterr().err) and "kept 2 timings of the cache" in err
 
 
 BAD = {
