@@ -227,32 +227,39 @@ CURVE_LABELS = {
 }
 
 
-def series_table(*cols, models=None) -> dict:
-    """``{(task, label): {m: mean OOD accuracy over seeds}}`` over the collections (only ``models`` if given); the label
-    names the model and, for runs behind an image encoder, the encoder (``"CoRelNet, learned encoder"``). A point
-    never pools runs of two scales (:func:`lscnb.sweep.pool`)."""
+def _series(cols, models=None) -> dict:
+    """``{(task, model, encoder or None): {m: mean OOD accuracy over seeds}}`` over the collections ``cols`` (only
+    ``models`` if given). A point never pools runs of two scales (:func:`lscnb.sweep.pool`)."""
 
     def cell(r):
         c = r.config
         if models is None or c["model"] in models:
-            label = CURVE_LABELS[c["model"]] + (f", {c['encoder']} encoder" if "encoder" in c else "")
-            return c["task"], label, c["m"]
+            return c["task"], c["model"], c.get("encoder"), c["m"]
 
     out = {}
-    for (task, label, m), rs in pool(cols, cell).items():
-        out.setdefault((task, label), {})[m] = float(np.mean([r["ood"] for r in rs]))
+    for (task, model, encoder, m), rs in pool(cols, cell).items():
+        out.setdefault((task, model, encoder), {})[m] = float(np.mean([r["ood"] for r in rs]))
     return {k: dict(sorted(d.items())) for k, d in out.items()}
+
+
+def series_table(*cols, models=None) -> dict:
+    """``{(task, label): {m: mean OOD accuracy over seeds}}`` (:func:`_series`); the label names the model and, for
+    runs behind an image encoder, the encoder (``"CoRelNet, learned encoder"``)."""
+    return {
+        (task, CURVE_LABELS[model] + (f", {encoder} encoder" if encoder is not None else "")): curve
+        for (task, model, encoder), curve in _series(cols, models).items()
+    }
 
 
 def gap_unseen_encoder(col) -> str:
     """Fig. 5.5 (right) from Fig. C.11's runs: each encoder's mean OOD accuracy at the extreme split, over tasks, models
     and seeds (the thesis averages its models too)."""
     ends = {}
-    for (_, label), c in series_table(col).items():
-        ends.setdefault(label.split(", ")[-1], []).append(c[max(c)])
+    for (_, _, encoder), c in _series([col]).items():
+        ends.setdefault(encoder, []).append(c[max(c)])
     return (
         "mean OOD accuracy at the extreme split, "
-        + ", ".join(f"{e} {np.mean(v):.1%}" for e, v in ends.items())
+        + ", ".join(f"{e} encoder {np.mean(v):.1%}" for e, v in ends.items())
         + "; the thesis prints bars only (Fig. 5.5 right)"
     )
 
