@@ -18,6 +18,7 @@ import relational
 import scan
 import spectra
 import torch
+import twins
 from common import HERE
 
 NOTE = """Ratios are measured within one run, against the baseline named in each table, so they are comparable
@@ -25,7 +26,7 @@ across machines; absolute times are not. The parallel scan does O(T log T) work:
 expected to win on a few CPU cores."""
 
 
-TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched", "relational", "encoder", "optimizer")
+TABLES = ("fwd", "fwd+bwd", "spectra", "cells", "batched", "relational", "encoder", "optimizer", "twins")
 
 
 def main(argv=None) -> None:
@@ -48,6 +49,7 @@ def main(argv=None) -> None:
         "relational": lambda: relational.main(dev),
         "encoder": lambda: encoder.main(dev),
         "optimizer": lambda: optimizer_step.main(dev),
+        "twins": lambda: twins.main(dev),
     }
     buf = io.StringIO()
     for bench in (

@@ -173,3 +173,15 @@ def test_optimizer_step_bench_foreach_is_bit_equal(tmp_path):
     assert all(r["max diff vs loop"] == 0 for r in rows if r["variant"] != "fused")  # the same numbers, bit for bit
     assert all(r["max diff vs loop"] < 1e-5 for r in rows)
     assert json.loads((tmp_path / "optimizer_step.json").read_text())["meta"]["threads"] == 1
+
+
+def test_twins_bench_runs_and_agrees(tmp_path):
+    import twins
+
+    rows = twins.main(
+        ["--device", "cpu", "--smoke", "--cases", "roarnn/adding", "lsc/lr_grid:alif", "--threads", "1"]
+        + ["--out", str(tmp_path / "twins.json")]
+    )
+    assert [(r["figure"], r["runs"]) for r in rows[::2]] == [("roarnn/adding", 5), ("lsc/lr_grid:alif", 7)]
+    assert all(r["runs/s"] > 0 and r["max final-loss rel. diff"] < 1e-3 for r in rows) and rows[0]["speed-up"] == 1.0
+    assert json.loads((tmp_path / "twins.json").read_text())["meta"]["device"] == "cpu"
