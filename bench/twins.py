@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 
 import torch
 from common import report, threads, timeit
@@ -33,6 +34,15 @@ CASES = {
     "lsc/lr_grid:alif": ({"task": "spike-patterns", "kind": "alif+"}, {"steps": 3, "limit": 400}),
 }
 """A name -> (the config entries that pick the group among the figure's runs, the entries that cut it short)."""
+ON_MNIST = ("roarnn/psmnist", "lsc/lr_grid:lstm")
+"""The cases that read the real MNIST files (left out, with a line saying so, where they are not found)."""
+
+
+def have_mnist() -> bool:
+    from lscnb.data import files
+    from lscnb.data.mnist import MNIST_FILES
+
+    return all(files.find(f"mnist/{MNIST_FILES[s][i]}") is not None for s in ("train", "test") for i in (0, 2))
 
 
 def group(name: str, smoke: bool) -> list:
@@ -89,8 +99,12 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--smoke", action="store_true", help="shrink the configs as the GPU smoke test does")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
+    cases = args.cases
+    if not args.smoke and not have_mnist() and (absent := [c for c in cases if c in ON_MNIST]):
+        print(f"twins: no MNIST files (data/mnist or $LSCNB_DATA): left out {', '.join(absent)}", file=sys.stderr)
+        cases = [c for c in cases if c not in ON_MNIST]
     with threads(args.threads):
-        rows = [r for name in args.cases for r in bench(name, group(name, args.smoke), args.device, args.repeat)]
+        rows = [r for name in cases for r in bench(name, group(name, args.smoke), args.device, args.repeat)]
         assert all(r["max final-loss rel. diff"] < 1e-3 for r in rows), rows  # the same runs, up to rounding
         report(
             "the owed figures' batched twins on their own paper-size runs, a few steps each: one at a time vs "

@@ -185,3 +185,15 @@ def test_twins_bench_runs_and_agrees(tmp_path):
     assert [(r["figure"], r["runs"]) for r in rows[::2]] == [("roarnn/adding", 5), ("lsc/lr_grid:alif", 7)]
     assert all(r["runs/s"] > 0 and r["max final-loss rel. diff"] < 1e-3 for r in rows) and rows[0]["speed-up"] == 1.0
     assert json.loads((tmp_path / "twins.json").read_text())["meta"]["device"] == "cpu"
+
+
+def test_twins_bench_leaves_out_the_mnist_cases_without_the_files(monkeypatch, capsys):
+    import twins
+
+    monkeypatch.setattr(twins, "have_mnist", lambda: False)
+    row = lambda name, runs, device, repeat: [{"figure": name, "runs": len(runs), "max final-loss rel. diff": 0.0}]  # noqa: E731
+    monkeypatch.setattr(twins, "bench", row)
+    monkeypatch.setattr(twins, "report", lambda *a, **k: "")
+    rows = twins.main(["--device", "cpu", "--cases", "roarnn/copy", "roarnn/psmnist"])
+    assert [(r["figure"], r["runs"]) for r in rows] == [("roarnn/copy", 5)]
+    assert "left out roarnn/psmnist" in capsys.readouterr().err
