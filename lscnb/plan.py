@@ -206,12 +206,13 @@ def _shapes(o: Owed, runs=None) -> dict[str, list]:
 
 def _measured(o: Owed, device: str) -> dict:
     """The committed runs of owed figure ``o`` made on ``device``'s kind (``cpu``, ``cuda``), by shape: each shape's
-    mean wall time a run (a batched group's time shared by its runs). A full run timed to its end is the best rate an
-    untimed neighbour can take (:func:`_per_shape`); these are read from the results, never cached."""
+    mean wall time a run (a run of a batched group records its share of the group's time). A full run timed to its
+    end is the best rate an untimed neighbour can take (:func:`_per_shape`); these are read from the results, never
+    cached."""
     seconds: dict[str, float] = {}
     for key, prov in o.provenance.items():
         if str(prov.get("device", "")).split(":")[0] == device.split(":")[0] and _number(prov.get("wall_time_s")):
-            seconds[key] = float(prov["wall_time_s"]) / max(1, int(prov.get("batched") or 1))
+            seconds[key] = float(prov["wall_time_s"])  # already a share in a batched group (runs.run_group)
     out = {}
     for k, members in _shapes(o, [r for r in o.every if r.key in seconds]).items():
         times = [seconds[key] for _, _, key in members]

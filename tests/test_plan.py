@@ -572,8 +572,8 @@ def test_a_shape_that_ran_out_is_not_planned_as_cheap(tmp_path):
 def test_committed_runs_wall_times_price_their_untimed_neighbours(tmp_path, monkeypatch):
     """A cached plan timed shape x (fast model) only; shape y (slow model, 3,000 steps) was priced at x's rate. Once a
     run z of the slow model (1,000 steps) is committed from this device's kind, y takes z's measured rate per step (a
-    batched group's wall time shared by its runs); a run made on another device's kind is not read. The plan lists
-    each missing run's estimate, and the status page sums those still missing."""
+    batched run's recorded wall time is already its share of the group's); a run made on another device's kind is not
+    read. The plan lists each missing run's estimate, and the status page sums those still missing."""
     from lscnb.results import Result, store_for
     from lscnb.status import estimates
 
@@ -604,10 +604,10 @@ def test_committed_runs_wall_times_price_their_untimed_neighbours(tmp_path, monk
     owed_now = committed({"device": "cpu", "wall_time_s": 100.0, "batched": 2})
     after = plan.calibrate(owed_now, "cpu", cache, 5.0, timer=None)
     assert after["measured"] == 1 and after["cached"] and after["untimed"] == []
-    assert math.isclose(after["run_s"][runs["y"].key], 150.0) and after["run_s"][runs["x"].key] == x_s
-    assert math.isclose(after["est_s"], 150.0 + x_s)
+    assert math.isclose(after["run_s"][runs["y"].key], 300.0) and after["run_s"][runs["x"].key] == x_s
+    assert math.isclose(after["est_s"], 300.0 + x_s)
     doc = {"figures": [{**after, "chapter": "ch", "figure": "a"}]}
     (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
     left = estimates("cpu", root=tmp_path, missing={("ch", "a"): [runs["y"].key]})
-    assert left[("ch", "a")] == "the 1 missing run est. ~2 min on cpu, plan of ?"  # y's 150 s, not the mean
+    assert left[("ch", "a")] == "the 1 missing run est. ~5 min on cpu, plan of ?"  # y's 300 s, not the mean
     assert estimates("cpu", root=tmp_path, missing={("ch", "a"): 1})[("ch", "a")].startswith("the 1 missing run")

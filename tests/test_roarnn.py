@@ -244,6 +244,17 @@ def test_roarnn_seeds_train_together_as_alone(task):
     assert keyed(lstm[0]) != keyed(lstm[1])
 
 
+def test_a_batched_run_records_its_share_of_the_groups_wall_time():
+    """fit_batched gives every History the whole group's time; each run's ``wall_s`` is its share, as its provenance
+    records it (lscnb.runs.run_group), so a group of 4 does not read as 4 runs at the group's cost."""
+    from lscnb.experiments.roarnn.tasks import _curves
+    from lscnb.train import History
+
+    hist = History(loss=[1.0, 0.5], evals=[{"step": 1, "mse": 0.2}], wall_time_s=8.0)
+    assert _curves(hist, ("mse",))["wall_s"] == 8.0
+    assert _curves(hist, ("mse",), group=4)["wall_s"] == 2.0
+
+
 def test_killed_deep_moons_run_resumes_without_losing_epochs(tmp_path, monkeypatch):
     """The 50,000-layer Fig. 1 run checkpoints every epoch through lscnb.train.fit: a run killed after its second
     checkpoint resumes from it and ends exactly where an uninterrupted run ends."""
