@@ -24,7 +24,7 @@ from common import report, threads, timeit
 from lscnb.config import Profile
 from lscnb.experiments import chapter_module
 from lscnb.figures import smoke_entries
-from lscnb.runs import compute, group_key, run_group
+from lscnb.runs import compute, run_group, twin_groups
 
 CASES = {
     "roarnn/copy": ({"model": "roa", "lag": 400}, {"steps": 3, "eval_every": 3}),
@@ -52,10 +52,9 @@ def group(name: str, smoke: bool) -> list:
     module = chapter_module(chapter)
     pick, cut = pick_cut
     runs = [r for r in module.FIGURES[figure]("full") if all(r.config.get(k) == v for k, v in pick.items())]
-    key = group_key(runs[0])
-    if key is None:
+    mates = next(iter(twin_groups(runs).values()), None)
+    if mates is None:
         raise ValueError(f"{name}: its runs have no batched twin")
-    mates = [r for r in runs if group_key(r) == key]
     shrink = (lambda c: smoke_entries(module, figure, c)) if smoke else (lambda c: {})
     return [type(r)(r.chapter, r.figure, r.name, r.fn, {**r.config, **shrink(r.config), **cut}) for r in mates]
 

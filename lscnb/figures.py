@@ -119,13 +119,9 @@ def smoke_group(module, name: str) -> list:
     """Two full-profile runs of figure ``name`` that train together (the first run that shares its batched twin's key,
     :func:`lscnb.runs.group_key`, with a later one, and that one), shrunk as :func:`smoke_runs` shrinks them; none
     when no two do: the ``--executor batched`` path of the figure."""
-    from .runs import group_key
+    from .runs import twin_groups
 
-    by_key: dict = {}
-    for run in module.FIGURES[name]("full"):
-        if (key := group_key(run)) is not None:
-            by_key.setdefault(key, []).append(run)
-    mates = next((rs[:2] for rs in by_key.values() if len(rs) >= 2), [])
+    mates = next((rs[:2] for rs in twin_groups(module.FIGURES[name]("full")).values() if len(rs) >= 2), [])
     return [_shrunk(module, name, r) for r in mates]
 
 

@@ -176,6 +176,16 @@ def group_key(run: Run, device: str | None = None) -> tuple | None:
     return run.fn_path, json.dumps(entry[1](dict(run.config)), sort_keys=True, default=str)
 
 
+def twin_groups(runs, device: str | None = None) -> dict:
+    """``runs`` that can train together, by :func:`group_key` (``{key: [run, ...]}`` in the runs' order); a run with
+    no twin (or none that pays on ``device``) is left out."""
+    groups: dict = {}
+    for run in runs:
+        if (key := group_key(run, device)) is not None:
+            groups.setdefault(key, []).append(run)
+    return groups
+
+
 def run_group(runs, profile: Profile, scale: str, progress: bool = False, checkpoint=None) -> list[Result]:
     """Compute ``runs`` together through their function's twin; one result per run, as :func:`compute` would give
     it: the run's key, config and seed (with the reader's offset: pass the runs as :func:`lscnb.sweep.run_sweep`

@@ -382,6 +382,10 @@ def _gpu_counts(cfg, ctx):
     return {"n": float(cfg["n"])}
 
 
+def _plain_counts(cfg, ctx):
+    return {"n": float(cfg["n"])}
+
+
 @runs.twin(_gpu_counts, key=lambda cfg: {}, devices=("cuda",))
 def _gpu_group_counts(cfgs, ctxs):
     _SEEN.append(len(cfgs))
@@ -398,6 +402,9 @@ def test_a_twin_for_some_devices_groups_only_there(stores):
     todo = [(runs.Run("fakechapter", "gpu", f"n{n}", _gpu_counts, {"n": n}), store) for n in (1, 2, 3)]
     assert runs.group_key(todo[0][0], "cuda:0") == runs.group_key(todo[1][0], "cuda") is not None
     assert runs.group_key(todo[0][0], "cpu") is None and runs.group_key(todo[0][0]) is not None
+    alone = runs.Run("fakechapter", "gpu", "plain", _plain_counts, {"n": 4})
+    assert list(runs.twin_groups([alone] + [r for r, _ in todo], "cuda").values()) == [[r for r, _ in todo]]
+    assert runs.twin_groups([r for r, _ in todo], "cpu") == {}
     assert [len(j) for j in BatchedExecutor().jobs(todo, "cuda")] == [3]
     assert [len(j) for j in BatchedExecutor().jobs(todo, "cpu")] == [1, 1, 1]
     _SEEN.clear()
