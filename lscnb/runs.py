@@ -149,30 +149,42 @@ def compute(run: Run, profile: Profile, scale: str, checkpoint: Path | None = No
     return Result(run.key, dict(run.config), metrics, arrays, prov)
 
 
-def twin(run_fn: Callable, key: Callable[[dict], object], devices: tuple[str, ...] | None = None):
+def twin(run_fn: Callable, key: Callable[[dict], object], devices=None):
     """Register the decorated ``group_fn(configs, ctxs) -> [outputs]`` as the batched twin of ``run_fn``: given the
     configs and contexts of runs of ``run_fn`` whose ``key(config)`` (JSON-able) agree, it returns what ``run_fn``
     returns for each, up to floating-point rounding (training them together with
-    :func:`lscnb.batched.fit_batched`, say). ``devices`` (device types, such as ``("cuda",)``; default all) are those
-    on which training together pays: elsewhere the runs are computed one by one (:func:`group_key`)."""
+    :func:`lscnb.batched.fit_batched`, say). ``devices`` (device types, such as ``("cuda",)``, or a function of a
+    config that returns them; default all) are those on which training together pays: elsewhere the runs are
+    computed one by one (:func:`group_key`)."""
     if not callable(run_fn) or not callable(key):
         raise TypeError("twin(run_fn, key) takes the run function and a function of its config")
-    if devices is not None and (isinstance(devices, str) or not all(isinstance(d, str) for d in devices)):
-        raise TypeError(f"devices must be a tuple of device types such as ('cuda',), got {devices!r}")
+    if not callable(devices):
+        _device_types(devices)
 
     def register(group_fn: Callable) -> Callable:
-        GROUPS[run_fn] = (group_fn, key, None if devices is None else tuple(devices))
+        GROUPS[run_fn] = (group_fn, key, devices if devices is None or callable(devices) else tuple(devices))
         return group_fn
 
     return register
+
+
+def _device_types(devices) -> tuple[str, ...] | None:
+    """``devices`` checked: None (all) or a tuple of device types."""
+    if devices is not None and (isinstance(devices, str) or not all(isinstance(d, str) for d in devices)):
+        raise TypeError(f"devices must be a tuple of device types such as ('cuda',), got {devices!r}")
+    return None if devices is None else tuple(devices)
 
 
 def group_key(run: Run, device: str | None = None) -> tuple | None:
     """What ``run`` must share with the runs it is computed with (its function, its twin's key), or None (no twin, or
     none that pays on ``device``, a device name such as ``"cuda:0"``; None: any device)."""
     entry = GROUPS.get(run.fn)
-    if entry is None or (device is not None and entry[2] is not None and device.split(":")[0] not in entry[2]):
+    if entry is None:
         return None
+    if device is not None:
+        pays = _device_types(entry[2](dict(run.config))) if callable(entry[2]) else entry[2]
+        if pays is not None and device.split(":")[0] not in pays:
+            return None
     return run.fn_path, json.dumps(entry[1](dict(run.config)), sort_keys=True, default=str)
 
 

@@ -412,3 +412,19 @@ def test_a_twin_for_some_devices_groups_only_there(stores):
     assert [o.metrics["n"] for _, o in done] == [1.0, 2.0, 3.0] and _SEEN == []  # the twin was not called
     with pytest.raises(TypeError, match="devices"):
         runs.twin(_gpu_counts, key=lambda cfg: {}, devices="cuda")
+
+
+def test_a_twin_can_choose_its_devices_by_config():
+    """``devices`` may be a function of a run's config: the runs it sends to a GPU only run one by one on a CPU, the
+    others group everywhere; a function that returns a bad value is refused by name."""
+    pick = lambda cfg: None if cfg["n"] < 3 else ("cuda",)  # noqa: E731
+    runs.twin(_plain_counts, key=lambda cfg: {}, devices=pick)(lambda cfgs, ctxs: [{} for _ in cfgs])
+    try:
+        todo = [runs.Run("fakechapter", "plain", f"n{n}", _plain_counts, {"n": n}) for n in (1, 2, 3)]
+        assert [len(g) for g in runs.twin_groups(todo, "cpu").values()] == [2]
+        assert [len(g) for g in runs.twin_groups(todo, "cuda").values()] == [3]
+        runs.twin(_plain_counts, key=lambda cfg: {}, devices=lambda cfg: "cuda")(lambda cfgs, ctxs: [])
+        with pytest.raises(TypeError, match="devices"):
+            runs.group_key(todo[0], "cpu")
+    finally:
+        runs.GROUPS.pop(_plain_counts, None)

@@ -264,7 +264,8 @@ def test_lr_grid_table_and_optima():
 @pytest.mark.parametrize("kind", ["lstm", "alif+"])
 def test_the_learning_rate_grid_trains_together_as_alone(kind):
     """Fig. S1's twin: runs that differ only in learning rate, trained together, end as each alone (same initial
-    d-RNN, same batches), up to float rounding; a GPU groups the full grid by task and cell, a CPU does not."""
+    d-RNN, same batches), up to float rounding; a GPU groups the full grid by task and cell, a CPU only the narrow
+    sl-MNIST LSTM's (where it pays there)."""
     from lscnb import config
     from lscnb.experiments import lsc as ex
     from lscnb.experiments.lsc.drnn import drnn_group, drnn_run
@@ -282,7 +283,9 @@ def test_the_learning_rate_grid_trains_together_as_alone(kind):
         assert b["test_ce"] == pytest.approx(a["test_ce"], rel=1e-4) and b["accuracy"] == pytest.approx(a["accuracy"])
     assert len({round(float(r["loss"][-1]), 6) for r in together}) == 3  # each at its own rate
     runs = ex.lr_grid_runs("full")
-    assert len({group_key(r, "cuda") for r in runs}) == 4 and {group_key(r, "cpu") for r in runs} == {None}
+    assert len({group_key(r, "cuda") for r in runs}) == 4
+    on_cpu = {(r.config["task"], r.config["kind"]) for r in runs if group_key(r, "cpu") is not None}
+    assert on_cpu == {("sl-mnist", "lstm")}
 
 
 def test_pretraining_records_divergence_instead_of_raising():

@@ -121,13 +121,20 @@ def drnn_run(cfg: dict, ctx: RunContext) -> dict:
     return _outputs(cfg, out, hist)
 
 
-@twin(drnn_run, key=lambda cfg: {k: v for k, v in cfg.items() if k != "lr"}, devices=("cuda",))
+def _pays(cfg: dict) -> tuple[str, ...] | None:
+    """Where :func:`drnn_group` pays: a narrow LSTM anywhere, the others on a GPU only. On one CPU core, 7 full-size
+    runs together took 0.8x the time of the 7 one after another with the sl-MNIST LSTM (width 42), but 1.4x with the
+    spike-pattern LSTM (94) and 1.9-2.4x with the ALIF+ cells (128, 256), 2026-11-29: wider matrices leave a CPU
+    nothing to fill, and ``vmap`` adds its overhead."""
+    return None if cfg["kind"] == "lstm" and cfg["width"] <= 64 else ("cuda",)
+
+
+@twin(drnn_run, key=lambda cfg: {k: v for k, v in cfg.items() if k != "lr"}, devices=_pays)
 def drnn_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
     """:func:`drnn_run` of runs that differ only in learning rate (Fig. S1's grid): one initial d-RNN (pre-trained,
     if at all, once) and one stream of batches (the seed's), the copies trained together, each at its own rate
-    (:func:`lscnb.batched.fit_batched`: the same runs up to floating-point rounding; ``--executor batched``). On a
-    GPU only: on one CPU core, 7 full-size runs together took 0.8x (sl-MNIST LSTM) to 2.4x (ALIF+) the time of the 7
-    one after another (2026-11-29; wide matrices leave a CPU nothing to fill, and ``vmap`` adds its overhead)."""
+    (:func:`lscnb.batched.fit_batched`: the same runs up to floating-point rounding; ``--executor batched``; where it
+    pays, :func:`_pays`)."""
     from ...batched import fit_batched
 
     cfg, ctx = cfgs[0], ctxs[0]
