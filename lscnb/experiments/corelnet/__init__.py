@@ -213,15 +213,13 @@ FIGURES = declare(
                 what="spurious colour features: random vs learned encoder (+ L1)",
                 data="ESBN object images on 100 background colours",
                 note="quick: dist3, CoRelNet, random encoder vs a learned linear layer on it; full: 4 tasks, CoRelNet "
-                "and ESBN, "
-                "random / learned / learned + L1 conv encoder (owed: needs a GPU)",
+                "and ESBN, random / learned / learned + L1 conv encoder (made on a CPU)",
             ),
             Item(
                 source="Fig. C.3",
                 what="spurious colour features per model (Fig. 5.6 per model)",
                 data="ESBN object images on 100 background colours",
-                note="a per-model view of figure spurious's runs (quick: CoRelNet only; full: CoRelNet and ESBN, owed: "
-                "needs a GPU)",
+                note="a per-model view of figure spurious's runs (quick: CoRelNet only; full: CoRelNet and ESBN)",
             ),
         ],
         subset="extreme m only, 3 of 10 seeds, CoRelNet and ESBN",
