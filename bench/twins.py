@@ -32,10 +32,15 @@ CASES = {
     "roarnn/psmnist": ({"width": 178}, {"epochs": 1, "n_train": 1000, "n_test": 100}),
     "lsc/lr_grid:lstm": ({"task": "sl-mnist", "kind": "lstm"}, {"steps": 3, "limit": 400}),
     "lsc/lr_grid:alif": ({"task": "spike-patterns", "kind": "alif+"}, {"steps": 3, "limit": 400}),
+    "corelnet/baselines:ntm": ({"task": "identity_rules4", "model": "ntm"}, {"iters": 40, "test": 96}),
+    "corelnet/baselines:lstm": ({"task": "identity_rules4", "model": "lstm"}, {"iters": 40, "test": 96}),
+    "corelnet/baselines:rn": ({"task": "identity_rules4", "model": "rn"}, {"iters": 40, "test": 96}),
 }
 """A name -> (the config entries that pick the group among the figure's runs, the entries that cut it short)."""
 ON_MNIST = ("roarnn/psmnist", "lsc/lr_grid:lstm")
 """The cases that read the real MNIST files (left out, with a line saying so, where they are not found)."""
+ON_OBJECTS = ("corelnet/baselines:ntm", "corelnet/baselines:lstm", "corelnet/baselines:rn")
+"""The cases that read the ESBN object images (a full-profile CoRelNet run refuses the rendered stand-in)."""
 
 
 def have_mnist() -> bool:
@@ -43,6 +48,12 @@ def have_mnist() -> bool:
     from lscnb.data.mnist import MNIST_FILES
 
     return all(files.find(f"mnist/{MNIST_FILES[s][i]}") is not None for s in ("train", "test") for i in (0, 2))
+
+
+def have_objects() -> bool:
+    from lscnb.data import files
+
+    return files.find("esbn_objects/0.png") is not None
 
 
 def group(name: str, smoke: bool) -> list:
@@ -99,9 +110,10 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     cases = args.cases
-    if not args.smoke and not have_mnist() and (absent := [c for c in cases if c in ON_MNIST]):
-        print(f"twins: no MNIST files (data/mnist or $LSCNB_DATA): left out {', '.join(absent)}", file=sys.stderr)
-        cases = [c for c in cases if c not in ON_MNIST]
+    for needs, have, what in ((ON_MNIST, have_mnist, "MNIST files"), (ON_OBJECTS, have_objects, "ESBN object images")):
+        if not args.smoke and not have() and (absent := [c for c in cases if c in needs]):
+            print(f"twins: no {what} (data/ or $LSCNB_DATA): left out {', '.join(absent)}", file=sys.stderr)
+            cases = [c for c in cases if c not in needs]
     with threads(args.threads):
         rows = [r for name in cases for r in bench(name, group(name, args.smoke), args.device, args.repeat)]
         assert all(r["max final-loss rel. diff"] < 1e-3 for r in rows), rows  # the same runs, up to rounding

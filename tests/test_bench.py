@@ -187,13 +187,15 @@ def test_twins_bench_runs_and_agrees(tmp_path):
     assert json.loads((tmp_path / "twins.json").read_text())["meta"]["device"] == "cpu"
 
 
-def test_twins_bench_leaves_out_the_mnist_cases_without_the_files(monkeypatch, capsys):
+def test_twins_bench_leaves_out_the_cases_whose_data_is_absent(monkeypatch, capsys):
     import twins
 
     monkeypatch.setattr(twins, "have_mnist", lambda: False)
+    monkeypatch.setattr(twins, "have_objects", lambda: False)
     row = lambda name, runs, device, repeat: [{"figure": name, "runs": len(runs), "max final-loss rel. diff": 0.0}]  # noqa: E731
     monkeypatch.setattr(twins, "bench", row)
     monkeypatch.setattr(twins, "report", lambda *a, **k: "")
-    rows = twins.main(["--device", "cpu", "--cases", "roarnn/copy", "roarnn/psmnist"])
+    rows = twins.main(["--device", "cpu", "--cases", "roarnn/copy", "roarnn/psmnist", "corelnet/baselines:rn"])
     assert [(r["figure"], r["runs"]) for r in rows] == [("roarnn/copy", 5)]
-    assert "left out roarnn/psmnist" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "left out roarnn/psmnist" in err and "left out corelnet/baselines:rn" in err
