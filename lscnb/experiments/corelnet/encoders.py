@@ -197,7 +197,7 @@ def show_spurious(col) -> None:
                 x,
                 [acc.get((t, e), (np.nan, np.nan))[j] for t in tasks],
                 w,
-                color=f"C{i}",
+                color=f"C{list(ENCODERS).index(e)}",  # an encoder's colour in Fig. C.3 too
                 hatch=hatch,
                 alpha=1 if j == 0 else 0.5,
                 label=f"{ENCODERS[e]}, {what}",
