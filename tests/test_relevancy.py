@@ -457,13 +457,17 @@ def test_memrnn_is_not_tested_past_its_longest_length(monkeypatch):
 
 def test_copy_subset_trains_memrnn_and_rellstm_at_short_lengths_and_tables_say_not_run():
     """The full copy sweep (COPY_SUBSET): MemRNN at T = 100 only, RelLSTM up to T = 200, the other four at every T; the
-    denoise sweep keeps every model at every T. Table B.2 writes "not run" where a model did not train at a length."""
+    denoise sweep (DENOISE_SUBSET) the same cut, RelLSTM up to T = 300. Table B.2 writes "not run" where a model did
+    not train at a length."""
     from lscnb.experiments.relevancy import tasks
 
     copy = {(r.config["model"], r.config["T"]) for r in tasks.copy_runs("full")}
     assert {T for m, T in copy if m == "MemRNN"} == {100} and {T for m, T in copy if m == "RelLSTM"} == {100, 200}
     assert all({T for m, T in copy if m == k} == {100, 200, 500} for k in ("RNN", "orthRNN", "LSTM", "RelRNN"))
-    assert len(tasks.denoise_runs("full")) == 6 * 3
+    denoise = {(r.config["model"], r.config["T"]) for r in tasks.denoise_runs("full")}
+    assert {T for m, T in denoise if m == "MemRNN"} == {100} and {T for m, T in denoise if m == "RelLSTM"} == {100, 300}
+    assert all({T for m, T in denoise if m == k} == {100, 300, 500} for k in ("RNN", "orthRNN", "LSTM", "RelRNN"))
+    assert len(denoise) == 4 * 3 + 1 + 2
     assert len(tasks.copy_runs("quick")) == 2  # the quick sweep is unchanged
     res = _Results(
         [_Result(dict(model=m, T=T), {"accuracy": [0.5]}) for m, T in [("RelRNN", 4), ("RelRNN", 8), ("MemRNN", 4)]]

@@ -24,6 +24,7 @@ from .attention import (  # noqa: F401
 from .common import (  # noqa: F401
     CHAPTER,
     COPY_SUBSET,
+    DENOISE_SUBSET,
     FULL_SUBSET,
     smoothed,
     task_batch,
@@ -172,7 +173,7 @@ FIGURES = declare(
                 note="the copy/denoise runs' loss histories; GORU (Fig. B.4) not implemented",
             ),
         ],
-        subset=FULL_SUBSET,
+        subset=DENOISE_SUBSET,
         reads=("copy",),
     ),
     Figure(
