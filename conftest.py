@@ -5,6 +5,11 @@ pytest-xdist workers that start kernels at the same moment can race for a free T
 ports, then the kernel binds them), and the loser dies "before replying to kernel_info": nbval then reports every
 cell of that chapter as an error, though nothing in the chapter ran (CI, 2026-11-27: all 49 cells of
 book/corelnet.ipynb). A chapter that fails for its own reasons fails after the kernel is up, so a retry hides none.
+
+Once a cell has finished (its reply is in), nbval reads the cell's outputs waiting at most 5 seconds for each; on a
+loaded machine a cell that displays figures can take longer to deliver them, and nbval then fails a cell that ran
+(2026-11-29: relevancy's Table 4.2 cell, four busy processes on two cores). Each cell waits ``OUTPUT_TIMEOUT`` seconds
+instead; a cell that does not finish still fails at nbval's cell timeout.
 """
 
 import functools
@@ -12,6 +17,7 @@ import logging
 import time
 
 KERNEL_STARTS = 3
+OUTPUT_TIMEOUT = 60
 
 
 def retry_start(start, attempts=KERNEL_STARTS, pause=1.0):
@@ -34,6 +40,17 @@ def retry_start(start, attempts=KERNEL_STARTS, pause=1.0):
     return start_with_retries
 
 
+def wait_longer_for_output(init, seconds=OUTPUT_TIMEOUT):
+    """``init`` (nbval's ``IPyNbCell.__init__``), after which the cell waits ``seconds`` (at least) for each output."""
+
+    @functools.wraps(init)
+    def init_with_longer_wait(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.output_timeout = max(self.output_timeout, seconds)
+
+    return init_with_longer_wait
+
+
 try:
     import nbval.kernel
 except ImportError:  # the test extra is not installed: no chapter runs under nbval
@@ -41,3 +58,7 @@ except ImportError:  # the test extra is not installed: no chapter runs under nb
 else:
     if not hasattr(nbval.kernel.start_new_kernel, "__wrapped__"):
         nbval.kernel.start_new_kernel = retry_start(nbval.kernel.start_new_kernel)
+    import nbval.plugin
+
+    if not hasattr(nbval.plugin.IPyNbCell.__init__, "__wrapped__"):
+        nbval.plugin.IPyNbCell.__init__ = wait_longer_for_output(nbval.plugin.IPyNbCell.__init__)

@@ -1,4 +1,5 @@
-"""The project's conftest.py: a chapter's kernel that dies while starting is started again."""
+"""The project's conftest.py: a chapter's kernel that dies while starting is started again, and a cell waits longer
+than nbval's 5 seconds for the outputs of a cell that has finished."""
 
 import importlib.util
 from pathlib import Path
@@ -58,3 +59,17 @@ def test_nbval_starts_its_kernels_through_the_retry():
     start = nbval_kernel.start_new_kernel
     assert start.__wrapped__.__module__ == "nbval.kernel"
     assert not hasattr(start.__wrapped__, "__wrapped__")
+
+
+def test_a_cell_waits_longer_for_its_outputs():
+    class Cell:
+        def __init__(self, timeout):
+            self.output_timeout = timeout
+
+    Cell.__init__ = project_conftest.wait_longer_for_output(Cell.__init__, seconds=60)
+    assert Cell(5).output_timeout == 60 and Cell(90).output_timeout == 90
+
+
+def test_nbval_cells_wait_through_the_patch():
+    init = pytest.importorskip("nbval.plugin").IPyNbCell.__init__
+    assert init.__wrapped__.__module__ == "nbval.plugin" and not hasattr(init.__wrapped__, "__wrapped__")
