@@ -22,6 +22,8 @@ import torch
 from common import report, threads, timeit
 
 from lscnb.config import Profile
+from lscnb.data.mnist import have_mnist
+from lscnb.data.objects import have_objects
 from lscnb.experiments import chapter_module
 from lscnb.figures import smoke_entries
 from lscnb.runs import compute, run_group, twin_groups
@@ -41,19 +43,6 @@ ON_MNIST = ("roarnn/psmnist", "lsc/lr_grid:lstm")
 """The cases that read the real MNIST files (left out, with a line saying so, where they are not found)."""
 ON_OBJECTS = ("corelnet/baselines:ntm", "corelnet/baselines:lstm", "corelnet/baselines:rn")
 """The cases that read the ESBN object images (a full-profile CoRelNet run refuses the rendered stand-in)."""
-
-
-def have_mnist() -> bool:
-    from lscnb.data import files
-    from lscnb.data.mnist import MNIST_FILES
-
-    return all(files.find(f"mnist/{MNIST_FILES[s][i]}") is not None for s in ("train", "test") for i in (0, 2))
-
-
-def have_objects() -> bool:
-    from lscnb.data import files
-
-    return files.find("esbn_objects/0.png") is not None
 
 
 def group(name: str, smoke: bool) -> list:

@@ -158,11 +158,10 @@ def twin(run_fn: Callable, key: Callable[[dict], object], devices=None):
     computed one by one (:func:`group_key`)."""
     if not callable(run_fn) or not callable(key):
         raise TypeError("twin(run_fn, key) takes the run function and a function of its config")
-    if not callable(devices):
-        _device_types(devices)
+    pays = devices if callable(devices) else _device_types(devices)
 
     def register(group_fn: Callable) -> Callable:
-        GROUPS[run_fn] = (group_fn, key, devices if devices is None or callable(devices) else tuple(devices))
+        GROUPS[run_fn] = (group_fn, key, pays)
         return group_fn
 
     return register

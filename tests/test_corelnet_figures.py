@@ -109,6 +109,31 @@ def test_spurious_per_model_fig_c3_and_sensory_fig_c12():
         ex._game_model("mlp", 4)
 
 
+def test_spurious_tables_average_over_models_for_fig_5_6_and_over_seeds_for_fig_c3():
+    from lscnb.experiments import corelnet as ex
+    from lscnb.results import Result
+
+    col = [
+        Result("s", {"task": "dist3", "model": m, "encoder": "random", "seed": s}, {"ood": a, "iid": b})
+        for m, s, a, b in (
+            ("corelnet", 0, 0.3, 0.5),
+            ("corelnet", 1, 0.4, 0.5),
+            ("esbn", 0, 0.6, 0.9),
+            ("esbn", 1, 0.6, 0.7),
+        )
+    ]
+    assert ex.spurious_table(col) == {("dist3", "random"): pytest.approx((0.475, 0.65))}
+    by_model = ex.spurious_by_model(col)
+    assert by_model[("dist3", "corelnet", "random")] == pytest.approx((0.35, 0.5))
+    assert by_model[("dist3", "esbn", "random")] == pytest.approx((0.6, 0.8))
+    rows = ex.spurious_model_table(col)
+    assert [(r["model"], r["encoder"]) for r in rows] == [
+        (ex.CURVE_MODELS["corelnet"], ex.ENCODERS["random"]),
+        (ex.CURVE_MODELS["esbn"], ex.ENCODERS["random"]),
+    ]
+    assert rows[1]["OOD accuracy"] == pytest.approx(0.6) and rows[1]["training shapes"] == pytest.approx(0.8)
+
+
 def test_sensory_table_pairs_each_model_with_its_cat_version(monkeypatch):
     from lscnb.experiments import corelnet as ex
     from lscnb.results import Result

@@ -60,7 +60,9 @@ def test_load_mnist_from_files(mnist_root):
 
 
 def test_load_mnist_needs_both_files(mnist_root):
+    assert mnist.have_mnist()
     (mnist_root / "mnist" / mnist.MNIST_FILES["test"][2]).unlink()
+    assert not mnist.have_mnist()  # bench/twins.py leaves its MNIST cases out then
     with pytest.raises(FileNotFoundError, match=f"MNIST files not found in {mnist_root}"):
         mnist.load_mnist("test", download=False, fallback=False)
 

@@ -23,6 +23,7 @@ def png_root(tmp_path, monkeypatch):
 
 
 def test_objects_from_files(png_root):
+    assert objects.have_objects()
     got = objects.load_objects(fallback=False)
     assert got.images.shape == (100, 32, 32) and got.images.dtype == torch.float32
     assert got.source == f"ESBN object images ({png_root.parent.name}/esbn_objects)"
@@ -33,6 +34,7 @@ def test_objects_from_files(png_root):
 
 def test_objects_without_files(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "data_roots", lambda: [tmp_path])
+    assert not objects.have_objects()
     with pytest.raises(FileNotFoundError, match=f"esbn_objects/ not found in {tmp_path}"):
         objects.load_objects(fallback=False)
     got = objects.load_objects()

@@ -57,6 +57,12 @@ def _read_idx(path) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
+def have_mnist() -> bool:
+    """Whether the real MNIST files (both splits, images and labels) are on the data path, so that
+    :func:`load_mnist` reads them (checking their sha256) rather than download or fall back."""
+    return all(files.find(f"mnist/{MNIST_FILES[s][i]}") is not None for s in MNIST_FILES for i in (0, 2))
+
+
 def _from_files(split: str) -> ImageSet | None:
     img_name, img_sha, lab_name, lab_sha = MNIST_FILES[split]
     img = files.find(f"mnist/{img_name}", img_sha)

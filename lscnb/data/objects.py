@@ -35,9 +35,18 @@ def _rendered(n: int = 100, seed: int = 0) -> torch.Tensor:
     return torch.from_numpy(out)
 
 
+FIRST_OBJECT = "esbn_objects/0.png"
+"""The first of the 100 object files: where it lies, the others lie."""
+
+
+def have_objects() -> bool:
+    """Whether the real ESBN object images are on the data path (:func:`load_objects` reads them)."""
+    return files.find(FIRST_OBJECT) is not None
+
+
 def load_objects(*, fallback: bool = True) -> Objects:
     """The 100 ESBN objects from local files, or (``fallback``) rendered glyphs."""
-    first = files.find("esbn_objects/0.png")
+    first = files.find(FIRST_OBJECT)
     if first is not None:
         from PIL import Image
 

@@ -70,6 +70,7 @@ from .encoders import (  # noqa: F401
     encoder_table,
     show_spurious,
     show_spurious_models,
+    spurious_by_model,
     spurious_model_table,
     spurious_runs,
     spurious_table,

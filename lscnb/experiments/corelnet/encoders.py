@@ -176,12 +176,23 @@ def spurious_runs(scale: str) -> list[Run]:
     ]
 
 
-def spurious_table(col) -> dict:
-    """``{(task, encoder): (mean OOD accuracy, mean accuracy on the training shapes)}`` over models and seeds."""
+def _mean_accuracy(col, *keys: str) -> dict:
+    """``{config values at keys: (mean OOD accuracy, mean accuracy on the training shapes)}`` over the other runs."""
     out = {}
     for r in col:
-        out.setdefault((r.config["task"], r.config["encoder"]), []).append((r["ood"], r["iid"]))
+        out.setdefault(tuple(r.config[k] for k in keys), []).append((r["ood"], r["iid"]))
     return {k: tuple(float(x) for x in np.mean(v, 0)) for k, v in out.items()}
+
+
+def spurious_table(col) -> dict:
+    """Fig. 5.6: ``{(task, encoder): (mean OOD accuracy, mean accuracy on the training shapes)}`` over models and
+    seeds."""
+    return _mean_accuracy(col, "task", "encoder")
+
+
+def spurious_by_model(col) -> dict:
+    """Fig. C.3: ``{(task, model, encoder): (mean OOD accuracy, mean accuracy on the training shapes)}`` over seeds."""
+    return _mean_accuracy(col, "task", "model", "encoder")
 
 
 def show_spurious(col) -> None:
@@ -216,20 +227,16 @@ def show_spurious(col) -> None:
 
 # --------------------------------------------------------------------------------------------- Fig. C.3
 def spurious_model_table(col) -> list[dict]:
-    """Fig. C.3: one row per (task, model, encoder) of figure ``spurious``: mean OOD and training-shape accuracy over
-    seeds (figure ``spurious`` averages over the models, as Fig. 5.6 does)."""
-    out = {}
-    for r in col:
-        out.setdefault((r.config["task"], r.config["model"], r.config["encoder"]), []).append((r["ood"], r["iid"]))
+    """Fig. C.3 as table rows, one per (task, model, encoder) of figure ``spurious`` (:func:`spurious_by_model`)."""
     return [
         {
             "task": f"{t} + colour",
             "model": CURVE_MODELS[m],
             "encoder": ENCODERS[e],
-            "OOD accuracy": float(np.mean([v[0] for v in vs])),
-            "training shapes": float(np.mean([v[1] for v in vs])),
+            "OOD accuracy": ood,
+            "training shapes": iid,
         }
-        for (t, m, e), vs in out.items()
+        for (t, m, e), (ood, iid) in spurious_by_model(col).items()
     ]
 
 
