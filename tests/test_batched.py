@@ -303,6 +303,30 @@ def _no_twin(cfg, ctx):
     return {"x": 1.0}
 
 
+_CLOCK = [0.0]
+
+
+def _timed_one(cfg, ctx):
+    _CLOCK[0] += 1.0
+    return {"x": float(cfg["n"])}
+
+
+@runs.twin(_timed_one, key=lambda cfg: 0)
+def _timed_together(cfgs, ctxs):
+    _CLOCK[0] += 6.0  # three runs together take 6 s of the fake clock
+    return [{"x": float(c["n"])} for c in cfgs]
+
+
+def test_run_group_records_each_runs_share_of_the_groups_wall_time(monkeypatch):
+    """A run of a group of 3 that took 6 s records 2 s, so plans and tables that add runs' times count the group once
+    (a roaRNN output that repeated the share, ``wall_s``, was dropped for it)."""
+    monkeypatch.setattr(runs.time, "perf_counter", lambda: _CLOCK[0])
+    todo = [runs.Run("t", "f", f"n{n}", _timed_one, {"n": n}) for n in range(3)]
+    got = run_group(todo, config.Profile("quick"), "quick")
+    assert [r.provenance["wall_time_s"] for r in got] == [2.0, 2.0, 2.0]
+    assert [r.provenance["batched"] for r in got] == [3, 3, 3] and [r["x"] for r in got] == [0.0, 1.0, 2.0]
+
+
 def test_batched_executor_matches_local(stores):
     p = config.resolve("quick", device="cpu")
     todo = _training_runs()

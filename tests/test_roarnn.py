@@ -148,7 +148,7 @@ def shrunk(name: str, run):
     return Run(run.chapter, run.figure, run.name, run.fn, cfg)
 
 
-TIMING = {"wall_s", "seconds_per_iteration", "peak_rss_mb"}
+TIMING = {"seconds_per_iteration", "peak_rss_mb"}
 """Outputs that measure the machine, not the run: left out of the seed test."""
 
 
@@ -242,17 +242,6 @@ def test_roarnn_seeds_train_together_as_alone(task):
     assert keyed(cfgs[0]) == keyed(cfgs[1]) is not None
     lstm = [{**c, "model": "lstm", "alpha": None} for c in cfgs[:2]]
     assert keyed(lstm[0]) != keyed(lstm[1])
-
-
-def test_a_batched_run_records_its_share_of_the_groups_wall_time():
-    """fit_batched gives every History the whole group's time; each run's ``wall_s`` is its share, as its provenance
-    records it (lscnb.runs.run_group), so a group of 4 does not read as 4 runs at the group's cost."""
-    from lscnb.experiments.roarnn.tasks import _curves
-    from lscnb.train import History
-
-    hist = History(loss=[1.0, 0.5], evals=[{"step": 1, "mse": 0.2}], wall_time_s=8.0)
-    assert _curves(hist, ("mse",))["wall_s"] == 8.0
-    assert _curves(hist, ("mse",), group=4)["wall_s"] == 2.0
 
 
 def test_killed_deep_moons_run_resumes_without_losing_epochs(tmp_path, monkeypatch):

@@ -140,7 +140,7 @@ def psmnist_group(cfgs: list[dict], ctxs: list[RunContext]) -> list[dict]:
         progress=ctxs[0].progress,
         desc=f"psMNIST N={cfg['width']} x{len(cfgs)} (batched)",
     )
-    return [{**_curves(h, ("accuracy",), len(hists)), **r[4]} for h, r in zip(hists, runs)]
+    return [{**_curves(h, ("accuracy",)), **r[4]} for h, r in zip(hists, runs)]
 
 
 def psmnist_runs(scale: str) -> list[Run]:

@@ -57,16 +57,15 @@ def _train(model, cfg, ctx, batch, loss, evaluate):
     )
 
 
-def _curves(hist, metrics: tuple, group: int = 1) -> dict:
-    """Training loss per step, the eval ``metrics`` per eval (empty if a run diverged before its first), divergence,
-    and the run's wall time: a batched ``group``'s time shared by its runs, as its provenance records it."""
+def _curves(hist, metrics: tuple) -> dict:
+    """Training loss per step, the eval ``metrics`` per eval (empty if a run diverged before its first), and divergence
+    (the run's wall time is in its provenance: :func:`lscnb.runs.run_group` shares a group's out)."""
     return {
         "loss": np.array(hist.loss),
         "eval_step": np.array([e["step"] for e in hist.evals]),
         **{k: np.array([e[k] for e in hist.evals], dtype=float) for k in metrics},
         "diverged": hist.diverged,
         "diverged_step": hist.diverged_step,
-        "wall_s": hist.wall_time_s / group,
     }
 
 
@@ -148,7 +147,7 @@ def _task_group(task: str, cfgs: list[dict], ctxs: list[RunContext]) -> list[dic
         progress=ctx.progress,
         desc=f"{cfg['model']} {cfg.get('lag', cfg.get('length'))} x{len(cfgs)} (batched)",
     )
-    return [{**_curves(h, metrics, len(hists)), **t[3]} for h, t in zip(hists, tasks)]
+    return [{**_curves(h, metrics), **t[3]} for h, t in zip(hists, tasks)]
 
 
 @twin(copy_run, key=seeds_key)
