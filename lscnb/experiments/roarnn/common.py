@@ -74,8 +74,8 @@ SIZES = {
         psmnist_source="mnist",
         psmnist_train=60_000,
         psmnist_test=10_000,
-        psmnist_widths=[178, 256, 512],
-        psmnist_seeds=[0, 1, 2, 3, 4],
+        psmnist_widths=[178],  # 1 of the paper's 3 sizes and 1 of its 5 seeds (declared): 1.5 h on 2 CPU cores
+        psmnist_seeds=[0],
         psmnist_epochs=20,
         psmnist_drop=11,
     ),
