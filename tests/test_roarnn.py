@@ -314,3 +314,37 @@ def test_bilinear_bytes_predicts_saved_memory_exactly():
         bilinear_bytes(lambda t, b: 0, (8, 8))
     with pytest.raises(ValueError, match="task"):
         ex.step_saved_bytes(cfg, "denoise", 8, 2)
+
+
+def test_psmnist_table_rows_for_one_seed_and_for_several():
+    """Our rows of Fig. 5's table: best / median over seeds, or the one run's best with one seed (the declared
+    subset); the gap names only our rows, beside the paper's numbers."""
+    from lscnb.experiments.roarnn.psmnist import gap_psmnist, psmnist_table
+    from lscnb.results import Result
+    from lscnb.sweep import Collected
+
+    def col(accs: dict, scale: str = "full") -> Collected:
+        results = [
+            Result(f"N{n}-s{s}", {"width": n, "seed": s}, {"params": n * n, "length": 784}, {"accuracy": np.array(a)})
+            for n, runs in accs.items()
+            for s, a in enumerate(runs)
+        ]
+        return Collected("roarnn", "psmnist", scale, scale, results, "cpu")
+
+    one = col({178: [[0.9, 0.95, 0.94]]})
+    ours = [r for r in psmnist_table(one) if r["source"].startswith("ours")]
+    assert ours == [
+        {
+            "model": "roaRNN (N = 178), 1 seed",
+            "parameters": "31,684",
+            "test accuracy (%)": "95.00",
+            "source": "ours, psMNIST",
+        }
+    ]
+    assert (
+        gap_psmnist(one)
+        == "roaRNN (N = 178): 95.00% (ours, psMNIST) (paper: 97.24 / 97.88 / 98.25% at N = 178 / 256 / 512)"
+    )
+    many = psmnist_table(col({16: [[0.5], [0.7], [0.6]]}, "quick"))
+    assert many[-1]["model"] == "roaRNN (N = 16), best / median of 3 seeds"
+    assert many[-1]["test accuracy (%)"] == "70.00 / 60.00" and many[-1]["source"].startswith("ours, quick scale")
