@@ -123,6 +123,8 @@ def _check_reproduce(args) -> None:
         raise UsageError("--output is the folder of the executed notebook: it does nothing with --no-notebook")
     if args.figure and args.chapter == "all":
         raise UsageError("--figure needs one chapter, not all")
+    if args.run and not args.no_notebook:
+        raise UsageError("--run needs --no-notebook (a notebook runs all its figures)")
     needed = PACKAGES.get(args.executor) or (None if args.no_notebook else "papermill")
     if needed and importlib.util.find_spec(needed) is None:
         why, alt = (
@@ -141,6 +143,18 @@ def _check_reproduce(args) -> None:
         for fig in args.figure:
             if fig not in figures:
                 raise UsageError(f"chapter {args.chapter!r} has no figure {fig!r}; figures: {', '.join(figures)}")
+
+
+def _matching(runs: list, patterns: list[str]) -> list:
+    """The runs whose name (``LSTM-T100-s0``) matches one of the shell patterns ``patterns``, in their order; a
+    pattern that matches none is a :class:`UsageError`."""
+    from fnmatch import fnmatchcase
+
+    for pat in patterns:
+        if not any(fnmatchcase(r.name, pat) for r in runs):
+            names = ", ".join(r.name for r in runs[:6]) + (", ..." if len(runs) > 6 else "")
+            raise UsageError(f"--run {pat!r} matches no run of these figures; their runs: {names}")
+    return [r for r in runs if any(fnmatchcase(r.name, pat) for pat in patterns)]
 
 
 def _reproduce(args) -> int:
@@ -172,6 +186,8 @@ def _reproduce(args) -> int:
             # one sweep over every figure, in the module's order: an executor sees all missing runs at once
             runs = [run for fig in figures for run in module.FIGURES[fig](profile.scale)]
             runs = list({run.key: run for run in runs}.values())  # figures may share runs (lsc's Table I and Fig. 4)
+            if args.run:
+                runs = _matching(runs, args.run)
             run_sweep(runs, profile, force=args.force or None, executor=args.executor, **_executor_options(args))
             print(f"[{name}] {len(runs)} runs of {', '.join(figures)}: done", flush=True)
         else:
@@ -303,6 +319,12 @@ def _add_reproduce(sub) -> None:
     rep.add_argument("--seed", type=_count(0), default=0, help=SEED_HELP)
     rep.add_argument("--no-notebook", action="store_true", help="run the sweeps directly, without papermill")
     rep.add_argument("--figure", action="append", help="with --no-notebook: only these figures (repeatable)")
+    rep.add_argument(
+        "--run",
+        action="append",
+        metavar="PATTERN",
+        help="with --no-notebook: only the runs whose name matches this shell pattern, e.g. 'LSTM-T*-s0' (repeatable)",
+    )
     rep.add_argument("--force", action="store_true", help="recompute runs that are already stored")
     rep.add_argument(
         "--owed",

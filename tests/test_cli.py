@@ -49,6 +49,11 @@ CASES = {  # name: (arguments, a piece of the message)
     "figure with all": (["reproduce", "all", *NB, "--figure", "lemma1"], "--figure needs one chapter"),
     "output with --no-notebook": (["reproduce", "lsc", *NB, "--output", "x"], "--output"),
     "owed without --no-notebook": (["reproduce", "lsc", "--owed"], "--owed needs --no-notebook"),
+    "run without --no-notebook": (["reproduce", "lsc", "--run", "x"], "--run needs --no-notebook"),
+    "run matching nothing": (
+        ["reproduce", "gradients", "--profile", "quick", *NB, "--figure", "rates", "--run", "linear-g9*"],
+        "--run 'linear-g9*' matches no run of these figures; their runs: linear-g0.6,",
+    ),
     "smoke of an unknown chapter": (["smoke", "chapter9"], "unknown chapter 'chapter9'"),
     "missing root": (["status", "--root", "/nonexistent/results"], "no such folder"),
     "root is a file": (["status", "--root", __file__], "not a folder"),
@@ -129,3 +134,15 @@ def test_owed_runs_only_the_figures_without_their_full_results(tmp_path):
         [sys.executable, "-m", "lscnb", *args], capture_output=True, text=True, env=empty, cwd=ROOT, timeout=300
     )
     assert proc.returncode == 0 and "runs of rates: done" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_run_trains_only_the_runs_it_names(tmp_path):
+    """With an empty results folder, --run trains the runs whose names match and stores only those."""
+    env = dict(ENV, LSCNB_CACHE=str(tmp_path / "cache"), LSCNB_RESULTS=str(tmp_path / "results"))
+    args = ["reproduce", "gradients", "--profile", "quick", *NB, "--figure", "rates", "--run", "tanh-g1.?"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "lscnb", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
+    assert proc.returncode == 0 and "3 runs of rates: done" in proc.stdout, proc.stdout + proc.stderr
+    stored = sorted(p.name.split("-", 2)[1] for p in tmp_path.rglob("tanh-*.json"))
+    assert stored == ["g1.0", "g1.2", "g1.5"] and not list(tmp_path.rglob("linear-*.json")), stored
