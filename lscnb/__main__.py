@@ -125,6 +125,8 @@ def _check_reproduce(args) -> None:
         raise UsageError("--figure needs one chapter, not all")
     if args.run and not args.no_notebook:
         raise UsageError("--run needs --no-notebook (a notebook runs all its figures)")
+    if args.run and args.chapter == "all":
+        raise UsageError("--run needs one chapter, not all (a pattern that matched no run would stop the sweep midway)")
     needed = PACKAGES.get(args.executor) or (None if args.no_notebook else "papermill")
     if needed and importlib.util.find_spec(needed) is None:
         why, alt = (

@@ -50,6 +50,7 @@ CASES = {  # name: (arguments, a piece of the message)
     "output with --no-notebook": (["reproduce", "lsc", *NB, "--output", "x"], "--output"),
     "owed without --no-notebook": (["reproduce", "lsc", "--owed"], "--owed needs --no-notebook"),
     "run without --no-notebook": (["reproduce", "lsc", "--run", "x"], "--run needs --no-notebook"),
+    "run with all": (["reproduce", "all", *NB, "--run", "x"], "--run needs one chapter"),
     "run matching nothing": (
         ["reproduce", "gradients", "--profile", "quick", *NB, "--figure", "rates", "--run", "linear-g9*"],
         "--run 'linear-g9*' matches no run of these figures; their runs: linear-g0.6,",
