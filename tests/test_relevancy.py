@@ -527,3 +527,28 @@ def test_gradient_norms_of_a_batch_are_those_of_its_chunks(kind):
     parts = torch.cat([hidden_gradient_norms(model, xb, yb, last=2) for xb, yb in _chunks(x, y)])
     assert whole.shape == (6, x.shape[1]) and len(list(_chunks(x, y))) > 1
     torch.testing.assert_close(parts, whole, rtol=1e-5, atol=1e-7)
+
+
+def test_underflow_marks_profiles_that_float32_cannot_hold():
+    """A mean of float32 log10 norms can fall below float32's smallest number only if some norm was 0 (stored as
+    1e-300): the first such distance is where Fig. 4.2's plot cuts the curve."""
+    from lscnb.experiments.relevancy import UNDERFLOW, underflow_distance
+
+    assert -45 < UNDERFLOW < -44.8
+    norms = torch.tensor([[1.0, 1e-30, 1e-44], [1.0, 1e-30, 0.0]], dtype=torch.float32).double()
+    g = torch.log10(norms.clamp_min(1e-300)).mean(0).numpy()
+    assert underflow_distance(g) == 2 and underflow_distance(g[:2]) is None
+    assert underflow_distance(np.array([0.0, UNDERFLOW])) is None
+
+
+def test_denoise_gap_puts_the_thesis_beside_ours_at_each_training_length():
+    """The status page's gap for Table 4.2: models with a thesis row, at the lengths each was trained at."""
+    from lscnb.experiments.relevancy import tasks
+
+    runs = [("RelRNN", 100, 0.943), ("RelRNN", 300, 0.5), ("RNN", 100, 0.12), ("orthRNN", 100, 0.318)]
+    runs += [("LSTM", 400, 0.2)]
+    res = _Results([_Result(dict(model=m, T=T), {"accuracy": [a]}) for m, T, a in runs])
+    assert tasks.gap_denoise(res) == (
+        "Table 4.2: RelRNN at T = 100/300: 94/50% (thesis 100/99%), orthRNN at T = 100: 32% (thesis 90%), "
+        "LSTM at T = 400: 20% (thesis –)"
+    )

@@ -256,6 +256,22 @@ def gap_copy(col) -> str:
     )
 
 
+def gap_denoise(col) -> str:
+    """The status page's gap for Table 4.2: each model with a thesis row, at each length it was trained at, the
+    thesis's accuracy beside ours."""
+    parts = []
+    for m in dict.fromkeys(r.config["model"] for r in col):
+        paper = TABLE_4_2.get(PAPER_NAME.get(m, m))
+        if paper is None:
+            continue
+        lengths = sorted({r.config["T"] for r in col.where(model=m)})
+        ours = "/".join(_pct(accuracy(col, m, n)[0]).rstrip("%") for n in lengths)
+        theirs = "/".join(str(paper[TABLE_4_2_T.index(n)]) if n in TABLE_4_2_T else "–" for n in lengths)
+        theirs += "%" if any(c.isdigit() for c in theirs) else ""
+        parts.append(f"{m} at T = {'/'.join(map(str, lengths))}: {ours}% (thesis {theirs})")
+    return "Table 4.2: " + ", ".join(parts)
+
+
 def copy_rows(col) -> list[dict]:
     """Table B.2: copy accuracy at the training length, the paper's beside ours."""
     return _trained_rows(col, TABLE_B_2, TABLE_B_2_T)
@@ -276,12 +292,29 @@ def gradient_profiles(col) -> dict:
     return {r.config["model"]: r["grad_log10"][::-1] for r in col if r.config["T"] == T and "grad_log10" in r}
 
 
+UNDERFLOW = float(np.log10(np.finfo(np.float32).smallest_subnormal))
+"""log10 of float32's smallest positive number (about -44.85). The gradients are float32, so a mean of log10 norms
+below it means the norm underflowed to 0 in some sequences (stored as 1e-300, log10 = -300)."""
+
+
+def underflow_distance(g) -> int | None:
+    """The first distance from the end at which profile ``g`` is below :data:`UNDERFLOW` (None if never)."""
+    below = np.flatnonzero(np.asarray(g) < UNDERFLOW)
+    return int(below[0]) if len(below) else None
+
+
 def show_gradients(col) -> None:
+    """Fig. 4.2 left, the y axis cut just below :data:`UNDERFLOW` (the curves, not the data, are clipped there)."""
     prof = gradient_profiles(col)
     fig, ax = plot.figure(1, 1, width=6.5, height=3.6)
     colors = {"RNN": "C0", "LSTM": "C2", "MemRNN": "C3", "RelRNN": "C1", "RelLSTM": "C4", "orthRNN": "C5"}
+    floor = UNDERFLOW - 5
     for m, g in prof.items():
-        ax[0, 0].plot(g, color=colors.get(m), label=m)
+        ax[0, 0].plot(np.maximum(g, floor), color=colors.get(m), label=m)
+    clipped = any(underflow_distance(g) is not None for g in prof.values())
+    if clipped:
+        ax[0, 0].axhline(UNDERFLOW, color="grey", ls=":", lw=1)
+        ax[0, 0].set_ylim(bottom=floor)
     r = col[0]
     ax[0, 0].set(
         xlabel="distance t from the end of the sequence",
@@ -289,11 +322,16 @@ def show_gradients(col) -> None:
         title=f"denoise, trained at T = {r.config['T']}, measured at T = {r.config['grad_T']}",
     )
     ax[0, 0].legend(fontsize=8)
+    note = (
+        "; dotted: float32 underflow (below it the gradient is exactly 0 in some sequences; curves cut just below it)"
+        if clipped
+        else ""
+    )
     plot.show(
         fig,
         col,
         data=f"denoise sequences, generated ({r.config['symbols']} symbols, {r.config['L']} to recall); "
-        "L = cross-entropy of the recalled symbols",
+        "L = cross-entropy of the recalled symbols" + note,
     )
 
 
