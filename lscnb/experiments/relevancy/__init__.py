@@ -161,7 +161,8 @@ FIGURES = declare(
                 source="Table 4.2, Fig. 4.2 (left)",
                 what="denoise accuracy; gradient norms after training",
                 data="denoise task, generated",
-                note="quick: T = 10, gradients at T = 100",
+                note="quick: T = 10, gradients at T = 100; full: declared subset (T = 100, 300, 500, 5k steps; MemRNN "
+                "at T = 100 and RelLSTM at T <= 300 only), gradients at T = 1,000",
                 gap=gap_denoise,
             ),
             Item(
