@@ -245,31 +245,29 @@ def gap_copy(col) -> str:
         if paper is not None and at is not None:
             ours = "untested" if untested(m, T * k) else _pct(accuracy(col, m, T)[-1])
             parts.append(f"{m} {ours} (thesis {_pct(paper[at])})")
-    lengths = sorted({r.config["T"] for r in col.where(model="RelRNN")})
-    ours = "/".join(_pct(accuracy(col, "RelRNN", n)[0]).rstrip("%") for n in lengths)
-    theirs = "/".join(str(TABLE_B_2["RelRNN"][TABLE_B_2_T.index(n)]) if n in TABLE_B_2_T else "–" for n in lengths)
-    where = "/".join(str(n) for n in lengths)
     return (
         f"Table 4.1 at {k}x T = {T}: "
         + ", ".join(parts)
-        + f"; Table B.2, RelRNN at T = {where}: {ours}% (thesis {theirs}%)"
+        + "; Table B.2, "
+        + _by_length(col, "RelRNN", TABLE_B_2, TABLE_B_2_T)
     )
+
+
+def _by_length(col, m: str, paper: dict, paper_T: list) -> str:
+    """``m``'s accuracy at each length it was trained at, the thesis's (``paper``, at lengths ``paper_T``) beside."""
+    lengths = sorted({r.config["T"] for r in col.where(model=m)})
+    ours = "/".join(_pct(accuracy(col, m, n)[0]).rstrip("%") for n in lengths)
+    row = paper[PAPER_NAME.get(m, m)]
+    theirs = "/".join(str(row[paper_T.index(n)]) if n in paper_T else "–" for n in lengths)
+    theirs += "%" if any(c.isdigit() for c in theirs) else ""
+    return f"{m} at T = {'/'.join(map(str, lengths))}: {ours}% (thesis {theirs})"
 
 
 def gap_denoise(col) -> str:
     """The status page's gap for Table 4.2: each model with a thesis row, at each length it was trained at, the
     thesis's accuracy beside ours."""
-    parts = []
-    for m in dict.fromkeys(r.config["model"] for r in col):
-        paper = TABLE_4_2.get(PAPER_NAME.get(m, m))
-        if paper is None:
-            continue
-        lengths = sorted({r.config["T"] for r in col.where(model=m)})
-        ours = "/".join(_pct(accuracy(col, m, n)[0]).rstrip("%") for n in lengths)
-        theirs = "/".join(str(paper[TABLE_4_2_T.index(n)]) if n in TABLE_4_2_T else "–" for n in lengths)
-        theirs += "%" if any(c.isdigit() for c in theirs) else ""
-        parts.append(f"{m} at T = {'/'.join(map(str, lengths))}: {ours}% (thesis {theirs})")
-    return "Table 4.2: " + ", ".join(parts)
+    models = [m for m in dict.fromkeys(r.config["model"] for r in col) if PAPER_NAME.get(m, m) in TABLE_4_2]
+    return "Table 4.2: " + ", ".join(_by_length(col, m, TABLE_4_2, TABLE_4_2_T) for m in models)
 
 
 def copy_rows(col) -> list[dict]:
