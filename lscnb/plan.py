@@ -462,11 +462,21 @@ def render(plan: dict, figs: list[dict], header: str) -> str:
     return "\n".join(lines)
 
 
+def absent_data(names: list[str]) -> str:
+    """The warning for the real data sets ``names`` (folders of ``shared/data``) that this machine lacks."""
+    folders = " ".join(f"../shared/data/{n}" for n in names)
+    return (
+        f"real data absent: {', '.join(names)}; the figures whose run length it sets are left open, and the others are "
+        f"timed on stand-ins (copy {folders} into data/ and, on a GPU machine, carry data/)"
+    )
+
+
 def main(args, owed_figures=None) -> int:
     """``python -m lscnb plan``: ``args`` from its parser; ``owed_figures`` replaces :func:`owed` (tests)."""
     import torch
 
     from .config import device_name
+    from .data import at_hand
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     found = owed(args.chapter or None) if owed_figures is None else owed_figures
@@ -486,6 +496,9 @@ def main(args, owed_figures=None) -> int:
                 f"kept {kept} timings of the cache {cache.path} in place of the plan's (--recalibrate times anew)",
                 file=log,
             )
+    data = at_hand()
+    if absent := [name for name, here in data.items() if not here]:
+        print(absent_data(absent), file=log, flush=True)
     timed_now, start = [], time.perf_counter()
     for o in found:
         t = time.perf_counter()
@@ -499,7 +512,7 @@ def main(args, owed_figures=None) -> int:
         print(" ".join(c["item"] for c in plan["commands"]))
     elif args.json:
         meta = {k: cache.meta[k] for k in ("device_name", "threads", "version")}  # version: the timing rules
-        meta.update(date=time.strftime("%Y-%m-%d"), cache=str(cache.path))
+        meta.update(date=time.strftime("%Y-%m-%d"), cache=str(cache.path), data=data)
         print(json.dumps({**plan, **meta, "figures": figs}, indent=1, default=str))
     else:
         spent = time.perf_counter() - start
@@ -509,6 +522,7 @@ def main(args, owed_figures=None) -> int:
             f"{len(figs)} owed figures, chunks of {args.chunk / 60:g} min"
             + (f", budget {args.budget / 60:g} min" if args.budget else "")
             + f"\ncalibration: {cached} figures from {cache.path}, {len(figs) - cached} timed now ({spent:.0f} s)"
+            + ("\n" + absent_data(absent) if absent else "")
         )
         print(render(plan, figs, header))
     return 0

@@ -49,6 +49,8 @@ stamp=$(mktemp)  # what is newer than this, this call made
   grep -m1 "model name" /proc/cpuinfo
   python3 -c "import torch, sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())"; } \
   > "$OUT/logs/machine.txt" 2>&1
+# the real data sets this call can read (only what it carried in data/): a plan or run without them says less
+python3 -c "from lscnb.data import at_hand; print('real data at hand:', at_hand())" > "$OUT/logs/data.log" 2>&1
 deadline=$(( $(date +%s) + limit ))
 left() { echo $(( deadline - $(date +%s) )); }
 run_item() {  # ITEM: one chapter's full runs, within what is left of the limit

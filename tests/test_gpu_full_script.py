@@ -51,7 +51,9 @@ def test_items_and_steps_make_their_commands_and_only_this_calls_workers_are_kil
     try:
         done = subprocess.run(["bash", "scripts/gpu-full.sh", "60", *items], cwd=tree, env=env, capture_output=True)
         assert done.returncode == 0, done.stderr
-        calls = log.read_text().splitlines()[1:]  # after the machine description
+        described = log.read_text().splitlines()
+        assert "at_hand()" in described[1]  # the machine, then the real data this call carried
+        calls = described[2:]
         cpu = (
             "python3 -m lscnb reproduce corelnet --profile full --no-notebook --figure mix --figure nhid --device cpu "
             "--executor processes --workers 4"

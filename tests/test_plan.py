@@ -353,6 +353,26 @@ def test_the_command_line(owed, monkeypatch, tmp_path, capsys):
     assert "planfake/a" in text and "est. min" in text and "reproduce planfake --profile full" in text
 
 
+def test_the_plan_names_the_real_data_it_lacks(owed, monkeypatch, tmp_path, capsys):
+    """A plan timed without a data set (a GPU call that did not carry PTB) says so, on stderr, in its text and in its
+    JSON: the plan of 2026-11-26 left four figures open that way, and nothing said why."""
+    import lscnb.data
+
+    monkeypatch.setattr(plan, "owed", lambda names=None: owed)
+    monkeypatch.setattr(lscnb.data, "at_hand", lambda: {"mnist": True, "ptb": False, "esbn_objects": True})
+    args = ["plan", "--device", "cpu", "--cache", str(tmp_path / "c.json"), "--max-calibration-s", "0.3"]
+    assert main([*args, "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["data"] == {"mnist": True, "ptb": False, "esbn_objects": True}
+    assert "real data absent: ptb" in out.err and "../shared/data/ptb" in out.err and "mnist" not in out.err
+    assert main(args) == 0
+    assert "real data absent: ptb" in capsys.readouterr().out
+    monkeypatch.setattr(lscnb.data, "at_hand", lambda: {"mnist": True, "ptb": True, "esbn_objects": True})
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert "absent" not in out.out + out.err
+
+
 def test_a_committed_plan_is_re_read_without_timing(owed, monkeypatch, tmp_path, capsys):
     """``--reread`` prices the runs owed now from a committed plan's timings (each under its run's shape, a re-keyed
     run by name), timing nothing; a plan timed on another machine or with other threads is refused, status 2."""

@@ -72,6 +72,16 @@ def test_load_ptb_reads_the_files(ptb_root):
     assert char.vocab == ["<eos>", "_", "a", "b", "c", "d", "e"] and char.valid.tolist() == [2, 1, 3, 0]
 
 
+def test_have_ptb_needs_all_three_splits_of_its_level(ptb_root):
+    from lscnb.data import at_hand
+
+    assert text.have_ptb("char") and text.have_ptb("word") and at_hand()["ptb"]
+    (ptb_root / "ptb" / "ptb.char.test.txt").unlink()
+    assert not text.have_ptb("char") and text.have_ptb("word") and not at_hand()["ptb"]
+    with pytest.raises(ValueError, match="level"):
+        text.have_ptb("bytes")
+
+
 def test_load_ptb_refuses_a_changed_file(ptb_root):
     (ptb_root / "ptb" / "ptb.valid.txt").write_text("dog dog\n")
     with pytest.raises(files.ChecksumError, match="ptb.valid.txt has sha256"):

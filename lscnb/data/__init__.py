@@ -19,6 +19,26 @@ __all__ = [
     "load_mnist",
     "pixel_sequences",
 ]
-from .text import Corpus, batchify, bits_per_token, bptt_windows, load_ptb, markov_corpus, spell_chars  # noqa: E402
+from .text import (  # noqa: E402
+    Corpus,
+    batchify,
+    bits_per_token,
+    bptt_windows,
+    have_ptb,
+    load_ptb,
+    markov_corpus,
+    spell_chars,
+)
 
-__all__ += ["Corpus", "batchify", "bits_per_token", "bptt_windows", "load_ptb", "markov_corpus", "spell_chars"]
+__all__ += ["Corpus", "batchify", "bits_per_token", "bptt_windows", "have_ptb", "load_ptb", "markov_corpus"]
+__all__ += ["at_hand", "spell_chars"]
+
+
+def at_hand() -> dict[str, bool]:
+    """Which real data sets are on the data path (:func:`find`'s roots), by the folder of ``shared/data`` that holds
+    each: a GPU machine has only what its call carried (``data/``), and a plan timed without a data set leaves the
+    figures whose run length it sets open."""
+    from .mnist import have_mnist
+    from .objects import have_objects
+
+    return {"mnist": have_mnist(), "ptb": have_ptb("char") and have_ptb("word"), "esbn_objects": have_objects()}

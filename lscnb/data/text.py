@@ -89,6 +89,13 @@ def _download(name: str) -> str | None:
     return _read(name)
 
 
+def have_ptb(level: str = "char") -> bool:
+    """Whether the real PTB files of ``level`` (all three splits) are on the data path, so that :func:`load_ptb`
+    reads them (checking their sha256) rather than download or fall back."""
+    checks.one_of(level, ("word", "char"), "level")
+    return all(files.find(f"ptb/ptb.{'char.' if level == 'char' else ''}{s}.txt") for s in ("train", "valid", "test"))
+
+
 @functools.lru_cache(maxsize=4)
 def load_ptb(level: str = "word", *, download: bool = True, fallback: bool = True) -> Corpus:
     """PTB as token ids (``<eos>`` at each line end; 10,000 words or 50 characters), or the offline stand-in."""

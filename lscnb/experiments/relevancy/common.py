@@ -75,7 +75,8 @@ COPY_SUBSET = (
 )
 DENOISE_SUBSET = (
     FULL_SUBSET + "; denoise, as copy: MemRNN trained at T = 100 only and RelLSTM at T = 100, 300 (on one CPU core "
-    "MemRNN's full attention grows with T^2 from ~1.6 h at T = 100, and RelLSTM at T = 500 takes over 3 h)"
+    "MemRNN's full attention grows with T^2 from ~0.6 h at T = 100, and RelLSTM took 1.1 h at T = 300, so ~1.9 h "
+    "at T = 500)"
 )
 
 
