@@ -355,7 +355,7 @@ def test_the_command_line(owed, monkeypatch, tmp_path, capsys):
 
 def test_the_plan_names_the_real_data_it_lacks(owed, monkeypatch, tmp_path, capsys):
     """A plan timed without a data set (a GPU call that did not carry PTB) says so, on stderr, in its text and in its
-    JSON: the plan of 2026-11-26 left four figures open that way, and nothing said why."""
+    JSON: the plan of 2026-11-26 left three figures (four items) open that way, and nothing said why."""
     import lscnb.data
 
     monkeypatch.setattr(plan, "owed", lambda names=None: owed)

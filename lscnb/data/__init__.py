@@ -30,8 +30,17 @@ from .text import (  # noqa: E402
     spell_chars,
 )
 
-__all__ += ["Corpus", "batchify", "bits_per_token", "bptt_windows", "have_ptb", "load_ptb", "markov_corpus"]
-__all__ += ["at_hand", "spell_chars"]
+__all__ += [
+    "Corpus",
+    "at_hand",
+    "batchify",
+    "bits_per_token",
+    "bptt_windows",
+    "have_ptb",
+    "load_ptb",
+    "markov_corpus",
+    "spell_chars",
+]
 
 
 def at_hand() -> dict[str, bool]:

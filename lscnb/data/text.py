@@ -89,18 +89,22 @@ def _download(name: str) -> str | None:
     return _read(name)
 
 
+def _names(level: str) -> list[str]:
+    """The file names of PTB's three splits at ``level`` (word or char)."""
+    checks.one_of(level, ("word", "char"), "level")
+    return [f"ptb.{'char.' if level == 'char' else ''}{s}.txt" for s in ("train", "valid", "test")]
+
+
 def have_ptb(level: str = "char") -> bool:
     """Whether the real PTB files of ``level`` (all three splits) are on the data path, so that :func:`load_ptb`
     reads them (checking their sha256) rather than download or fall back."""
-    checks.one_of(level, ("word", "char"), "level")
-    return all(files.find(f"ptb/ptb.{'char.' if level == 'char' else ''}{s}.txt") for s in ("train", "valid", "test"))
+    return all(files.find(f"ptb/{name}") for name in _names(level))
 
 
 @functools.lru_cache(maxsize=4)
 def load_ptb(level: str = "word", *, download: bool = True, fallback: bool = True) -> Corpus:
     """PTB as token ids (``<eos>`` at each line end; 10,000 words or 50 characters), or the offline stand-in."""
-    checks.one_of(level, ("word", "char"), "level")
-    names = [f"ptb.{'char.' if level == 'char' else ''}{s}.txt" for s in ("train", "valid", "test")]
+    names = _names(level)
     texts = [_read(n) for n in names]
     if download and any(t is None for t in texts):
         texts = [t if t is not None else _download(n) for t, n in zip(texts, names)]
