@@ -48,7 +48,8 @@ def _encoded_job(cfg: dict, ctx, palette=None) -> Job:
 
 def encoder_key(cfg: dict) -> dict:
     """The batched twins' key of a run behind an encoder: :func:`~.common.shared`, or, for a learned encoder, the whole
-    config. Such a run trains alone anyway, so a group would only hold its result back until the group's last run."""
+    config. Such a run trains alone anyway (:func:`~.common.batchable`, which reads the same rule off the built model),
+    so a group would only hold its result back until the group's last run."""
     return dict(cfg) if cfg["encoder"] in LEARNED else shared(cfg)
 
 

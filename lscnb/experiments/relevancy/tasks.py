@@ -221,14 +221,18 @@ def transfer_rows(col) -> list[dict]:
 
 
 def _trained_rows(col, paper: dict, paper_T: list) -> list[dict]:
+    """One row per model of ``col``: at each training length, its accuracy at that length (mean over seeds, "not run"
+    where it has no run) beside the thesis's (``paper``, at lengths ``paper_T``; quick lengths beside its shortest)."""
+    lengths = sorted({r.config["T"] for r in col})
     rows = []
     for m in dict.fromkeys(r.config["model"] for r in col):
         pm = paper.get(PAPER_NAME.get(m, m))
+        trained = {r.config["T"] for r in col.where(model=m)}
         row = {"model": m}
-        for T in sorted({r.config["T"] for r in col}):
+        for T in lengths:
             k = paper_T.index(T) if T in paper_T else 0  # quick: beside the paper's shortest T
             row[f"paper (T={paper_T[k]})"] = _pct(pm[k]) if pm else "–"
-            row[f"ours (T={T})"] = _pct(accuracy(col, m, T)[0]) if col.where(model=m, T=T) else "not run"
+            row[f"ours (T={T})"] = _pct(accuracy(col, m, T)[0]) if T in trained else "not run"
         rows.append(row)
     return rows
 
