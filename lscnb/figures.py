@@ -6,7 +6,8 @@ the functions that plot and tabulate it, and how to shrink its full runs to seco
 every figure's full-profile code path that way, on the CPU in CI and on a GPU before a GPU window's long runs).
 A chapter lists its figures with :func:`declare`; the notebooks (``ex.FIGURES["copy"].collect(P)``), the status
 page, the CLI and the GPU plan all read that list.
-Paper items that nothing reproduces (illustrations, say) are :class:`Item` s in the chapter's ``NOT_RUN``.
+Paper items the chapter reproduces without a training run (closed forms, exact counts, drawings) are :class:`Item` s
+in its ``WITHOUT_RUNS``; those that nothing reproduces (illustrations, say), in its ``NOT_RUN``.
 """
 
 from __future__ import annotations
@@ -94,10 +95,17 @@ def declare(*figures: Figure) -> dict[str, Figure]:
 
 
 def items(module) -> list[tuple[Item, str | None]]:
-    """Every paper item of a chapter ``module`` with the figure that reproduces it (None: nothing does), in the
-    order the chapter declares them."""
+    """Every paper item of a chapter ``module`` with the figure that reproduces it (None: no figure's runs do; the
+    chapter's ``WITHOUT_RUNS`` and ``NOT_RUN``, :func:`needs_no_run` tells them apart), in the order the chapter
+    declares them."""
     pairs = [(item, fig.name) for fig in module.FIGURES.values() for item in fig.items]
-    return pairs + [(item, None) for item in getattr(module, "NOT_RUN", ())]
+    return pairs + [(item, None) for name in ("WITHOUT_RUNS", "NOT_RUN") for item in getattr(module, name, ())]
+
+
+def needs_no_run(module, item: Item) -> bool:
+    """Whether chapter ``module`` reproduces ``item`` without a training run (it is in the chapter's
+    ``WITHOUT_RUNS``: a closed form, an exact count, a drawing), so that there is nothing to scale up."""
+    return any(item is i for i in getattr(module, "WITHOUT_RUNS", ()))
 
 
 def smoke_runs(module, name: str) -> list:

@@ -1,8 +1,9 @@
 """The reproduction status of the book: for every figure and table of every source paper, the chapter figure that
 reproduces it, the profile and hardware of its committed result, the data, and the gap to the paper's number.
 
-It reads the figure registry (:mod:`lscnb.figures`): each chapter's ``FIGURES`` and their paper items, and the
-items in ``NOT_RUN`` that nothing reproduces.
+It reads the figure registry (:mod:`lscnb.figures`): each chapter's ``FIGURES`` and their paper items, the items in
+``WITHOUT_RUNS`` that the chapter reproduces without a training run, and those in ``NOT_RUN`` that nothing
+reproduces.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import html
 import re
 
 from .experiments import chapter_module, chapters
-from .figures import Item, items
+from .figures import Item, items, needs_no_run
 from .results import store_for
 from .sweep import Collected
 
@@ -139,7 +140,8 @@ def chapter_rows(name: str, module, states: dict | None = None) -> list[dict]:
         row = {"chapter": name, "source": item.source, "what": item.what, "data": item.data, "note": item.note}
         row["figure"] = figure or "—"
         if figure is None:
-            row["status"], row["hardware"], row["gap"] = "not reproduced", "—", "—"
+            row["status"] = "no run needed (in the chapter)" if needs_no_run(module, item) else "not reproduced"
+            row["hardware"], row["gap"] = "—", "—"
         else:
             reads = module.FIGURES[figure].reads
             for f in (figure, *reads):
@@ -180,7 +182,7 @@ def _gap(name: str, figure: str, item: Item, st: dict) -> str:
 
 def summary(table: list[dict]) -> dict:
     """Counts of rows by status class."""
-    counts = {"paper scale": 0, "partial": 0, "quick only": 0, "not reproduced": 0}
+    counts = {"paper scale": 0, "partial": 0, "quick only": 0, "no run needed": 0, "not reproduced": 0}
     for r in table:
         s = r["status"]
         key = (
@@ -190,6 +192,8 @@ def summary(table: list[dict]) -> dict:
             if "partial" in s
             else "quick only"
             if s.startswith("quick")
+            else "no run needed"
+            if s.startswith("no run needed")
             else "not reproduced"
         )
         counts[key] += 1
@@ -222,6 +226,7 @@ COLOURS = {  # by summary's classes; another class gets grey
     "paper scale": "#2e8b57",
     "partial": "#e3a21a",
     "quick only": "#7fb2dc",
+    "no run needed": "#a9cdb5",
     "not reproduced": "#c8c8c8",
 }
 TABLE_COLUMNS = ("paper", "what", "status", "paper vs ours")
@@ -327,7 +332,7 @@ def summary_html(table: list[dict], style: bool = True) -> str:
     total = summary(table)
     head = (
         '<tr><th style="width:14%">chapter</th>'
-        + "".join(f'<th class="lscnb-st-n" style="width:13%">{_swatch(k)}{_esc(k)}</th>' for k in classes)
+        + "".join(f'<th class="lscnb-st-n" style="width:11%">{_swatch(k)}{_esc(k)}</th>' for k in classes)
         + '<th class="lscnb-st-n" style="width:8%">total</th><th></th></tr>'
     )
 

@@ -9,7 +9,8 @@ def made(cfg, ctx):
 
 
 class Chapter:
-    """A fabricated chapter: figure 'done' has both full runs committed, 'half' one of two, 'owed' none."""
+    """A fabricated chapter: figure 'done' has both full runs committed, 'half' one of two, 'owed' none; Tab. 2 is
+    reproduced without runs, Tab. 1 not at all."""
 
     __name__ = "fabricated"
 
@@ -31,6 +32,7 @@ class Chapter:
         Figure("half", _runs("half", 2), items=[Item("Fig. 2", "b", "generated")]),
         Figure("owed", _runs("owed", 1), items=[Item("Fig. 3", "c", "generated", gap=lambda col: "never")]),
     )
+    WITHOUT_RUNS = [Item("Tab. 2", "f", "closed form")]
     NOT_RUN = [Item("Tab. 1", "d", "—")]
 
 

@@ -12,7 +12,7 @@ from lscnb.figures import Figure, Item, declare, items
 def test_every_chapter_registers_its_figures_by_name(name):
     module = chapter_module(name)
     assert module.FIGURES and all(isinstance(f, Figure) and f.name == k for k, f in module.FIGURES.items())
-    assert all(isinstance(i, Item) for i in getattr(module, "NOT_RUN", ()))
+    assert all(isinstance(i, Item) for k in ("WITHOUT_RUNS", "NOT_RUN") for i in getattr(module, k, ()))
     assert all(f("quick") and f("full") for f in module.FIGURES.values()), "a figure without runs"
 
 
@@ -58,17 +58,37 @@ def test_status_classifies_each_kind_of_item_by_its_committed_runs(stores, monke
             Result(run.key, dict(run.config), {"value": float(run.config["i"])}, {}, {**prov, "date": "2026-01-02"})
         )
     table = status.chapter_rows("fab", Chapter)
-    assert [r["source"] for r in table] == ["Fig. 1", "Fig. 4", "Fig. 2", "Fig. 3", "Tab. 1"]
+    assert [r["source"] for r in table] == ["Fig. 1", "Fig. 4", "Fig. 2", "Fig. 3", "Tab. 2", "Tab. 1"]
     assert [r["status"] for r in table] == [
         "paper scale (2026-01-02)",
         "paper scale (2026-01-02)",
         "full run partial (1/2 runs); quick in the book",
         "quick scale only (full run owed)",
+        "no run needed (in the chapter)",
         "not reproduced",
     ]
-    assert [r["gap"] for r in table] == ["1.0 vs 1.5", "(gap not computable: ZeroDivisionError)", "—", "—", "—"]
-    assert table[0]["hardware"] == prov["device_name"] and table[3]["hardware"] == table[4]["hardware"] == "—"
-    assert status.summary(table) == {"paper scale": 2, "partial": 1, "quick only": 1, "not reproduced": 1}
+    assert [r["gap"] for r in table] == ["1.0 vs 1.5", "(gap not computable: ZeroDivisionError)", "—", "—", "—", "—"]
+    assert table[0]["hardware"] == prov["device_name"] and {r["hardware"] for r in table[3:]} == {"—"}
+    assert status.summary(table) == {
+        "paper scale": 2,
+        "partial": 1,
+        "quick only": 1,
+        "no run needed": 1,
+        "not reproduced": 1,
+    }
+
+
+def test_items_reproduced_without_runs_are_told_from_those_not_reproduced():
+    """A chapter's WITHOUT_RUNS (closed forms, counts, drawings: nothing to scale up) are their own class on the status
+    page, and every such item of the book says in its note how the chapter shows it."""
+    from lscnb.figures import needs_no_run
+
+    assert needs_no_run(Chapter, Chapter.WITHOUT_RUNS[0]) and not needs_no_run(Chapter, Chapter.NOT_RUN[0])
+    assert not needs_no_run(Chapter, Chapter.FIGURES["done"].items[0])
+    book = [(name, i) for name in chapters() for i in getattr(chapter_module(name), "WITHOUT_RUNS", ())]
+    assert len(book) == 13 and all(i.note for _, i in book)
+    counts = status.summary(status.rows())
+    assert counts["no run needed"] == 13 and counts["not reproduced"] == 3
 
 
 # The status page's HTML, on a fabricated list of rows shaped as chapter_rows makes them.
@@ -130,18 +150,18 @@ def test_kind_is_the_class_summary_counts():
 
 def test_chapter_counts_and_the_summary_table():
     assert status.chapter_counts(_ROWS) == {
-        "alpha": {"paper scale": 1, "partial": 1, "quick only": 0, "not reproduced": 1},
-        "beta": {"paper scale": 2, "partial": 0, "quick only": 1, "not reproduced": 0},
+        "alpha": {"paper scale": 1, "partial": 1, "quick only": 0, "no run needed": 0, "not reproduced": 1},
+        "beta": {"paper scale": 2, "partial": 0, "quick only": 1, "no run needed": 0, "not reproduced": 0},
     }
     html_text = status.summary_html(_ROWS)
     assert html_text.startswith("<style>") and "http" not in html_text  # styled inline, nothing loaded
     cells = _Cells(html_text)
-    assert len(cells.tables) == 1 and cells.heads == [7]
+    assert len(cells.tables) == 1 and cells.heads == [8]
     body = [row[:-1] for row in cells.tables[0] if row]  # the last cell is the bar
     assert body == [
-        ["alpha", "1", "1", "0", "1", "3"],
-        ["beta", "2", "0", "1", "0", "3"],
-        ["all", "3", "1", "1", "1", "6"],
+        ["alpha", "1", "1", "0", "0", "1", "3"],
+        ["beta", "2", "0", "1", "0", "0", "3"],
+        ["all", "3", "1", "1", "0", "1", "6"],
     ]
     # one bar segment per non-zero count, widths in proportion
     assert html_text.count('title="paper scale: 2"') == 1 and html_text.count('title="paper scale: 3"') == 1

@@ -204,23 +204,26 @@ def test_summary_html_by_value():
     zero = '<td class="lscnb-st-n"><span class="lscnb-st-none">0</span></td>'
     one = '<td class="lscnb-st-n">1</td>'
     bar = (
-        '<div class="lscnb-st-bar" role="img" aria-label="1 paper scale, 0 partial, 0 quick only, 0 not reproduced">'
+        '<div class="lscnb-st-bar" role="img" aria-label="1 paper scale, 0 partial, 0 quick only, 0 no run needed, '
+        '0 not reproduced">'
         '<span style="width:100.000%;background:#2e8b57" title="paper scale: 1"></span></div>'
     )
     heads = "".join(
-        f'<th class="lscnb-st-n" style="width:13%"><span class="lscnb-st-swatch" style="background:{c}"></span>{k}</th>'
+        f'<th class="lscnb-st-n" style="width:11%"><span class="lscnb-st-swatch" style="background:{c}"></span>{k}</th>'
         for k, c in [
             ("paper scale", "#2e8b57"),
             ("partial", "#e3a21a"),
             ("quick only", "#7fb2dc"),
+            ("no run needed", "#a9cdb5"),
             ("not reproduced", "#c8c8c8"),
         ]
     )
     expected = (
         '<div class="lscnb-status"><table class="lscnb-st lscnb-st-summary"><thead><tr><th style="width:14%">chapter'
         f'</th>{heads}<th class="lscnb-st-n" style="width:8%">total</th><th></th></tr></thead><tbody>'
-        f'<tr class=""><td><code>a&amp;b</code></td>{one}{zero}{zero}{zero}{one}<td>{bar}</td></tr>'
-        f'<tr class="lscnb-st-total"><td>all</td>{one}{zero}{zero}{zero}{one}<td>{bar}</td></tr></tbody></table></div>'
+        f'<tr class=""><td><code>a&amp;b</code></td>{one}{zero}{zero}{zero}{zero}{one}<td>{bar}</td></tr>'
+        f'<tr class="lscnb-st-total"><td>all</td>{one}{zero}{zero}{zero}{zero}{one}<td>{bar}</td></tr></tbody>'
+        "</table></div>"
     )
     table = [row("a&b", "Fig. 1", "paper scale (2026-01-02)")]
     assert status.summary_html(table, style=False) == expected
@@ -267,7 +270,7 @@ def test_rows_attach_the_plans_estimate_to_owed_rows_only(stores, monkeypatch):
     table = {r["source"]: r for r in status.rows(["fab"])}
     assert table["Fig. 2"]["estimate"] == "full runs est. ~2 min on cpu, plan of ?"  # partial
     assert table["Fig. 3"]["estimate"] == "full runs est. ~2 min on cpu, plan of ?"  # quick only
-    assert "estimate" not in table["Fig. 1"] and "estimate" not in table["Tab. 1"]  # paper scale, not reproduced
+    assert not {"Fig. 1", "Tab. 1", "Tab. 2"} & {k for k, r in table.items() if "estimate" in r}  # none owed
     assert all(r["chapter"] == "fab" for r in table.values())
     assert status.rows(["fab"], plans=["gpu"])[2]["estimate"] == "full runs est. ~2 min on G, plan of ?"
     both = status.rows(["fab"], plans=["cpu", "gpu"])[2]["estimate"]  # each device's cost, in the order asked

@@ -448,8 +448,9 @@ FIGURES = declare(
         reads=("ood", "ablation"),
     ),
 )
-# the paper's figures and tables that no figure here reproduces (illustrations, say)
-NOT_RUN = [
+# the paper's figures and tables the chapter reproduces without a training run (closed forms, exact counts,
+# drawings of generated trials or of an untrained model): nothing to scale up
+WITHOUT_RUNS = [
     Item(
         source="Fig. 5.1",
         what="task illustrations",

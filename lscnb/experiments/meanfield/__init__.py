@@ -182,8 +182,9 @@ FIGURES = declare(
     ),
     Figure("backprop", backprop_runs, smoke=dict(length=10), show=show_backprop, table=backprop_table),
 )
-# the paper's figures and tables that no figure here reproduces (illustrations, say)
-NOT_RUN = [
+# the paper's figures and tables the chapter reproduces without a training run (closed forms, exact counts,
+# drawings of generated trials or of an untrained model): nothing to scale up
+WITHOUT_RUNS = [
     Item(
         source="Tables 1, 3",
         what="the gated architectures as special cases of eq. (1)",

@@ -372,8 +372,9 @@ FIGURES = declare(
         table=theta0_table,
     ),
 )
-# the paper's figures and tables that no figure here reproduces (illustrations, say)
-NOT_RUN = [
+# the paper's figures and tables the chapter reproduces without a training run (closed forms, exact counts,
+# drawings of generated trials or of an untrained model): nothing to scale up
+WITHOUT_RUNS = [
     Item(
         source="Fig. 1B, C",
         what="1-D teacher-student loss landscapes (λ and angle)",
