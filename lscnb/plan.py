@@ -128,8 +128,9 @@ def seed_cache(cache: Cache, doc: dict, found: list[Owed]) -> tuple[int, int]:
     """Fill ``cache`` with the timings of a committed plan ``doc`` (``python -m lscnb plan --json``), so that a plan
     re-reads them for the runs owed now instead of timing again: each calibration goes under the shape of its run,
     found among the owed figures' runs by key, else by name (a re-keyed run keeps its timing). ``doc`` must have been
-    timed on this machine with these threads (a shape the cache holds keeps its own). Returns how many it seeded and
-    how many of the plan's timings it left to the cache's own."""
+    timed on this machine with these threads (a shape the cache holds keeps its own). A timing that came to no
+    estimate (its data set was not at hand to count) is not seeded: its shape is timed again. Returns how many it
+    seeded and how many of the plan's timings it left to the cache's own."""
     theirs = {k: doc.get(k) for k in ("device_name", "threads")}
     if theirs != {k: cache.meta[k] for k in theirs}:
         raise ValueError(
@@ -144,6 +145,8 @@ def seed_cache(cache: Cache, doc: dict, found: list[Owed]) -> tuple[int, int]:
             key = str(cal.get("run", ""))
             if (hit := runs.get(key) or by_name.get(key.rsplit("-", 1)[0])) is None or cal.get("measured"):
                 continue  # a figure no longer owed, or a committed run's wall time (read from the results anyway)
+            if cal.get("est_s") is None:
+                continue  # nothing learned (e.g. PTB's length not counted): time it here, with what is at hand now
             (digest,) = _shapes(hit[0], [hit[1]])
             if digest not in cache.shapes:
                 cache.shapes[digest] = {**cal, "run": hit[1].key}

@@ -4,6 +4,7 @@ that at the end it kills the workers its own runs left behind and no other proce
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -84,6 +85,31 @@ def test_items_and_steps_make_their_commands_and_only_this_calls_workers_are_kil
         for p in pids.read_text().split() if pids.exists() else []:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(p), 9)
+
+
+# the stub python3 of a plan: one given --reread answers $REREAD_RC (2: timed on another GPU, refused)
+PLAN_STUB = """#!/usr/bin/env bash
+echo "python3 $*" >> "$STUB_LOG"
+case "$*" in
+  *--reread*) echo '{"plan": "re-read"}'; exit "$REREAD_RC" ;;
+  *" plan "*) echo '{"plan": "timed"}' ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("reread_rc, plan", [(0, "re-read"), (2, "timed")])
+def test_the_plan_step_re_reads_the_committed_gpu_plan_and_times_anew_on_another_gpu(tmp_path, reread_rc, plan):
+    """With results/plan-cuda.json in the tree the plan step re-reads its timings; where the plan refuses them
+    (status 2: another GPU's), it calibrates from scratch, and that plan is what comes back."""
+    tree, out, env = _stubbed(tmp_path, PLAN_STUB)
+    (tree / "results" / "plan-cuda.json").write_text("{}")
+    env.update(STUB_LOG=str(tmp_path / "log"), REREAD_RC=str(reread_rc))
+    done = subprocess.run(["bash", "scripts/gpu-full.sh", "60", "plan=30"], cwd=tree, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    command = "python3 -m lscnb plan --device cuda --json --cache _build/plan-calibration-cuda.json"
+    calls = [c for c in (tmp_path / "log").read_text().splitlines() if " plan " in c]
+    assert calls == [f"{command} --reread results/plan-cuda.json"] + ([command] if reread_rc == 2 else [])
+    assert json.loads((out / "plan-cuda.json").read_text()) == {"plan": plan}
 
 
 # the stub python3 of a run that finishes one run and leaves two checkpoints, one too large to come back

@@ -401,6 +401,25 @@ def test_a_committed_plan_is_re_read_without_timing(owed, monkeypatch, tmp_path,
     assert "re-read 0 timings" in (err := capsys.readouterr().err) and "kept 2 timings of the cache" in err
 
 
+def test_a_timing_that_came_to_no_estimate_is_timed_again_not_re_read(owed, monkeypatch, tmp_path, capsys):
+    """A committed plan's calibration with no estimate (its data set was not at hand to count, as PTB on the H200 of
+    2026-11-26) is not seeded: the re-reading plan times that shape itself, and re-reads the others."""
+    monkeypatch.setattr(plan, "owed", lambda names=None: owed)
+    base = ["plan", "--device", "cpu", "--max-calibration-s", "0.3", "--json"]
+    assert main([*base, "--cache", str(tmp_path / "first.json")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    blank = doc["figures"][0]["calibrations"][0]
+    blank["est_s"] = None
+    (tmp_path / "plan-cpu.json").write_text(json.dumps(doc))
+    timed = []
+    real = plan.measure
+    monkeypatch.setattr(plan, "measure", lambda run, *a, **k: timed.append(run.key) or real(run, *a, **k))
+    again = [*base, "--cache", str(tmp_path / "second.json"), "--reread", str(tmp_path / "plan-cpu.json")]
+    assert main(again) == 0
+    assert "re-read 1 timings" in capsys.readouterr().err
+    assert timed == [blank["run"]]
+
+
 BAD = {
     "bad budget": (["--budget", "soon"], "--budget: must be a duration"),
     "zero budget": (["--budget", "0"], "--budget: must be a positive duration"),
