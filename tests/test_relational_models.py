@@ -265,7 +265,9 @@ def test_appendix_baselines_and_asymmetric_esbn_in_the_run_lists():
     rn = next(r for r in rows if r["model"] == "RN")
     assert rn["held-out objects"] == pytest.approx(0.55) and rn["training objects"] == pytest.approx(0.95)
     assert rn["CoRelNet, held-out (Figs. 5.3, 5.5)"] == 1.0
-    assert ex.gap_baselines(col).startswith("mean OOD accuracy RN 55.0%, NTM 55.0%")
+    assert ex.gap_baselines(col).startswith("mean OOD accuracy over 1 task (chance 50.0%): RN 55.0%, NTM 55.0%")
+    col.append(R("identity_rules4", "rn", 0.2, 1.0))  # chance 1/6: the mean chance is over the tasks run
+    assert ex.gap_baselines(col).startswith("mean OOD accuracy over 2 tasks (chance 33.3%): RN 37.5%, NTM 55.0%")
 
 
 def test_mnm_writes_by_its_local_rule():

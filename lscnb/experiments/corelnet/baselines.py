@@ -118,9 +118,12 @@ def show_baselines(col, *refs) -> None:
 
 
 def gap_baselines(col) -> str:
+    """Each model's OOD accuracy averaged over the tasks run, beside chance averaged over the same tasks."""
     acc = accuracy_table(col)
+    tasks = sorted({t for t, _ in acc})
+    chance = np.mean([1 / {**TASKS, **UNSEEN}[t][2] for t in tasks])
     return (
-        "mean OOD accuracy "
+        f"mean OOD accuracy over {len(tasks)} task{'s' * (len(tasks) > 1)} (chance {chance:.1%}): "
         + ", ".join(
             f"{BASELINE_MODELS[m]} {np.mean([v for k, v in acc.items() if k[1] == m]):.1%}"
             for m in BASELINE_MODELS
