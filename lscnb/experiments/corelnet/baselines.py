@@ -88,6 +88,11 @@ def baseline_table(col, *refs) -> list[dict]:
     ]
 
 
+def _chance(task: str) -> float:
+    """Chance accuracy on one of Fig. C.13's tasks: one over its number of classes."""
+    return 1 / {**TASKS, **UNSEEN}[task][2]
+
+
 def show_baselines(col, *refs) -> None:
     acc, ref = accuracy_table(col), accuracy_table(*refs)
     models = [m for m in BASELINE_MODELS if any(k[1] == m for k in acc)]
@@ -102,8 +107,8 @@ def show_baselines(col, *refs) -> None:
         label=names.get,
         color=lambda m: "C0" if m is None else f"C{4 + list(BASELINE_MODELS).index(m)}",
     )
-    chance, x = {t: 1 / {**TASKS, **UNSEEN}[t][2] for t in tasks}, np.arange(len(tasks))
-    ax[0, 0].hlines([chance[t] for t in tasks], x - 0.45, x + 0.45, **plot.PAPER, label="chance")
+    x = np.arange(len(tasks))
+    ax[0, 0].hlines([_chance(t) for t in tasks], x - 0.45, x + 0.45, **plot.PAPER, label="chance")
     ax[0, 0].set_xticks(x, [f"{t}\n(m = {BASELINE_M[t]})" for t in tasks], fontsize=8 if len(tasks) > 4 else None)
     ax[0, 0].set(ylabel="OOD test accuracy", ylim=(0, 1.05), title="appendix baselines (Fig. C.13)")
     ax[0, 0].legend(fontsize=7)
@@ -121,7 +126,7 @@ def gap_baselines(col) -> str:
     """Each model's OOD accuracy averaged over the tasks run, beside chance averaged over the same tasks."""
     acc = accuracy_table(col)
     tasks = sorted({t for t, _ in acc})
-    chance = np.mean([1 / {**TASKS, **UNSEEN}[t][2] for t in tasks])
+    chance = np.mean([_chance(t) for t in tasks])
     return (
         f"mean OOD accuracy over {len(tasks)} task{'s' * (len(tasks) > 1)} (chance {chance:.1%}): "
         + ", ".join(
